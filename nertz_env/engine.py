@@ -1,0 +1,140 @@
+"""Engine: owns the state of B tables, their work buffers, masks and seeded generators, and
+moves arrays in and out of the numba kernels. Every wrapper (Table, environments, games,
+benchmarks) goes through it; it holds no rules itself.
+
+Randomness (R8, R22): `np_random` (a numpy Generator seeded by the user) draws one 64-bit key
+per table at reset; each table's splitmix64 stream (state.rng) then draws that table's deck
+shuffles and per-tick priority orders inside numba, so batched play never leaves the jit and
+the same seed always gives the same games. Explicit deck orders (duplicate deals, replays)
+bypass the shuffle: `Engine.deal(decks)`.
+
+Validation happens here, at the Python boundary, before anything changes: action ids out of
+range, wrong shapes, illegal moves under illegal_move="raise" are `ValueError`s naming the
+table, seat and action.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .actions import N_ACTIONS
+from .config import RulesConfig
+from .core.batch import deal_batch, deal_seeded_batch, step_batch, write_masks_batch
+from .core.state import allocate_masks, allocate_scratch, allocate_state, make_params
+from .layout import DECK, OVER_TRUNCATED, PLAYING
+
+
+class Engine:
+    """B tables of one RulesConfig, played in lock step."""
+
+    def __init__(self, config: RulesConfig | None = None, n_tables: int = 1, seed=None):
+        if not isinstance(n_tables, int) or n_tables < 1:
+            raise ValueError(f"n_tables={n_tables!r} must be an int >= 1")
+        self.config = config if config is not None else RulesConfig()
+        if not isinstance(self.config, RulesConfig):
+            raise ValueError(f"config must be a RulesConfig, got {type(config).__name__}")
+        self.n_tables = n_tables
+        self.params = make_params(self.config)
+        self.state = allocate_state(self.config, n_tables)
+        self.scratch = allocate_scratch(self.config, n_tables)
+        self.masks = allocate_masks(self.config, n_tables)
+        self.applied = np.zeros((n_tables, self.config.num_seats), np.int8)
+        self.actions = np.zeros((n_tables, self.config.num_seats), np.int16)
+        self.priority = np.full((n_tables, self.config.num_seats), -1, np.int32)
+        self._all = np.ones(n_tables, np.int8)
+        self.np_random = np.random.default_rng(seed)
+        self.state.rng[:] = self.np_random.integers(0, 2**63, size=n_tables, dtype=np.uint64)
+
+    # ------------------------------------------------------------------ deals
+    def seed(self, seed) -> None:
+        """Restart the generators: np_random and every table's key."""
+        self.np_random = np.random.default_rng(seed)
+        self.state.rng[:] = self.np_random.integers(0, 2**63, size=self.n_tables, dtype=np.uint64)
+
+    def reset(self, seed=None, hands=None) -> None:
+        """Deal every table a fresh seeded hand (R5-R8). hands: hand numbers (R4), default 0."""
+        if seed is not None:
+            self.np_random = np.random.default_rng(seed)
+        self.state.rng[:] = self.np_random.integers(0, 2**63, size=self.n_tables, dtype=np.uint64)
+        deal_seeded_batch(self.state, self.params, self.scratch, self._all,
+                          self._hands(hands), self.masks)
+
+    def deal(self, decks, hands=None) -> None:
+        """Deal every table from explicit deck orders, decks[e, t] a permutation of 0..51
+        with index 0 the top of the deck (D2)."""
+        decks = np.asarray(decks)
+        shape = (self.n_tables, self.config.num_teams, DECK)
+        if decks.shape != shape:
+            raise ValueError(f"decks has shape {decks.shape}; expected {shape} (tables, teams, 52)")
+        ok = np.sort(decks, axis=-1) == np.arange(DECK)
+        if not ok.all():
+            e, t = np.argwhere(~ok.all(axis=-1))[0]
+            raise ValueError(f"decks[{e}, {t}] is not a permutation of the card ids 0..51")
+        deal_batch(self.state, self.params, self.scratch, self._all,
+                   decks.astype(np.int8), self._hands(hands), self.masks)
+
+    def _hands(self, hands):
+        if hands is None:
+            return np.zeros(self.n_tables, np.int32)
+        h = np.broadcast_to(np.asarray(hands, dtype=np.int64), (self.n_tables,))
+        if (h < 0).any():
+            raise ValueError("hands: hand numbers must be >= 0")
+        return h.astype(np.int32)
+
+    def refresh_masks(self) -> None:
+        """Rewrite every mask after the state was written from outside (layouts, set_state)."""
+        write_masks_batch(self.state, self.params, self.masks)
+
+    # ------------------------------------------------------------------ play
+    def step(self, actions, priority=None) -> np.ndarray:
+        """One tick at every table. actions: int [B, S]; priority: None (draw) or int [B, S]
+        permutations of the seats. Returns applied [B, S] (1 = took effect). Tables whose
+        hand is over are left as they are."""
+        a = np.asarray(actions)
+        shape = self.actions.shape
+        if a.shape != shape:
+            raise ValueError(f"actions has shape {a.shape}; expected {shape} (tables, seats)")
+        if not np.issubdtype(a.dtype, np.integer):
+            raise ValueError(f"actions must be integers (action ids 0..{N_ACTIONS - 1}), got {a.dtype}")
+        if a.size and (a.min() < 0 or a.max() >= N_ACTIONS):
+            e, s = np.argwhere((a < 0) | (a >= N_ACTIONS))[0]
+            raise ValueError(f"action id {a[e, s]} (table {e}, seat {s}) is out of range: "
+                             f"action ids are 0..{N_ACTIONS - 1}")
+        if self.config.illegal_move == "raise":
+            legal = np.take_along_axis(self.masks, a[..., None].astype(np.intp), axis=2)[..., 0]
+            live = self.state.status == PLAYING
+            bad = (legal == 0) & live[:, None]
+            if bad.any():
+                e, s = np.argwhere(bad)[0]
+                raise ValueError(f"illegal move at table {e}: seat {s} chose action {a[e, s]}, "
+                                 f"which is not among its legal moves (R31)")
+        self.actions[:] = a
+        if priority is None:
+            self.priority[:, 0] = -1
+        else:
+            p = np.asarray(priority)
+            if p.shape != shape or not (np.sort(p, axis=1) == np.arange(shape[1])).all():
+                raise ValueError(f"priority must be None or, per table, a permutation of the "
+                                 f"{shape[1]} seats (shape {shape})")
+            self.priority[:] = p
+        step_batch(self.state, self.params, self.scratch, self.actions, self.priority,
+                   self.masks, self.applied)
+        return self.applied
+
+    # ------------------------------------------------------------------ reading
+    def hand_scores(self) -> np.ndarray:
+        """R29 (D20) for every table: int [B, T]."""
+        c, s = self.config, self.state
+        callers = s.callers.astype(np.int64)
+        k = np.maximum(callers.sum(axis=1, keepdims=True), 1)
+        return (c.lake_points * s.lake_own.astype(np.int64)
+                - c.nertz_penalty * s.nertz_n.astype(np.int64)
+                + callers * (c.nertz_bonus // k)
+                - c.penalty_points * s.penalties.astype(np.int64))
+
+    @property
+    def hand_over(self) -> np.ndarray:
+        return self.state.status != PLAYING
+
+    @property
+    def truncated(self) -> np.ndarray:
+        return self.state.status == OVER_TRUNCATED
