@@ -18,7 +18,8 @@ import numpy as np
 
 from .actions import N_ACTIONS
 from .config import RulesConfig
-from .core.batch import deal_batch, deal_seeded_batch, step_batch, write_masks_batch
+from .core.batch import (deal_batch, deal_seeded_batch, step_batch, write_masks_batch,
+                         write_scores_batch)
 from .core.state import allocate_masks, allocate_scratch, allocate_state, make_params
 from .layout import DECK, OVER_TRUNCATED, PLAYING
 
@@ -123,13 +124,9 @@ class Engine:
     # ------------------------------------------------------------------ reading
     def hand_scores(self) -> np.ndarray:
         """R29 (D20) for every table: int [B, T]."""
-        c, s = self.config, self.state
-        callers = s.callers.astype(np.int64)
-        k = np.maximum(callers.sum(axis=1, keepdims=True), 1)
-        return (c.lake_points * s.lake_own.astype(np.int64)
-                - c.nertz_penalty * s.nertz_n.astype(np.int64)
-                + callers * (c.nertz_bonus // k)
-                - c.penalty_points * s.penalties.astype(np.int64))
+        out = np.zeros((self.n_tables, self.config.num_teams), np.int64)
+        write_scores_batch(self.state, self.params, out)
+        return out
 
     @property
     def hand_over(self) -> np.ndarray:

@@ -170,10 +170,11 @@ class Table:
     def legal_moves(self, seat: int) -> list[Move]:
         """Exactly the legal moves of RULES.md for `seat` now, in action-id order."""
         mask = self._engine.masks[0, self._seat(seat)]
-        return [self.decode(int(a)) for a in np.flatnonzero(mask)]
+        return [self.decode(int(a), seat) for a in np.flatnonzero(mask)]
 
-    def decode(self, action: int) -> Move:
-        """The Move of an action id. A stack id needs its run of available cards to exist."""
+    def decode(self, action: int, seat: int = 0) -> Move:
+        """The Move of an action id. A stack id is read against the available cards of
+        `seat`'s team (its text lists sources), so its run must exist there."""
         m = decode_simple(action)
         if isinstance(m, Move):
             return m
@@ -181,28 +182,19 @@ class Table:
         raise_missing = ValueError(
             f"action id {int(action)} is a stack of {length} cards from {source_text(src)} (R16), "
             f"but no such run of available cards exists now")
-        return self._stack_move(src, length, raise_missing, team=None)
-
-    def _stack_move(self, src, length, error, team):
-        s = self._engine.state
-        teams = range(self.config.num_teams) if team is None else [team]
+        t = self.config.seat_team[self._seat(seat)]
         n_src = SRC_RIVER0 + self.config.river_size
-        for t in teams:
-            avail = {self._avail(t, x): x for x in range(n_src)}
-            avail.pop(NO_CARD, None)
-            bottom = self._avail(t, src) if src < n_src else NO_CARD
-            if bottom == NO_CARD:
-                continue
-            srcs = []
-            for j in range(length):
-                card = bottom + j
-                if rank_of(bottom) + j >= N_RANKS or card not in avail:
-                    break
-                srcs.append(avail[card])
-            if len(srcs) == length:
-                return Move("stack", tuple(srcs))
-        del s
-        raise error
+        avail = {self._avail(t, x): x for x in range(n_src)}
+        avail.pop(NO_CARD, None)
+        bottom = self._avail(t, src) if src < n_src else NO_CARD
+        srcs = []
+        for j in range(length if bottom != NO_CARD else 0):
+            if rank_of(bottom) + j >= N_RANKS or bottom + j not in avail:
+                break
+            srcs.append(avail[bottom + j])
+        if len(srcs) != length:
+            raise raise_missing
+        return Move("stack", tuple(srcs))
 
     def _avail(self, t, src) -> int:
         s = self._engine.state
@@ -249,7 +241,7 @@ class Table:
         a = encode_move(m)
         if not self._engine.masks[0, seat, a]:
             return False
-        return a < STACK0 or self.decode(a) == m
+        return a < STACK0 or self.decode(a, seat) == m
 
     # ------------------------------------------------------------------ play
     def step(self, moves: dict | None = None, priority=None) -> TickResult:
@@ -265,7 +257,7 @@ class Table:
             seat = self._seat(seat)
             m = self._complete(move, seat)
             a = encode_move(m)
-            legal = bool(eng.masks[0, seat, a]) and (a < STACK0 or self.decode(a) == m)
+            legal = bool(eng.masks[0, seat, a]) and (a < STACK0 or self.decode(a, seat) == m)
             if not legal:
                 illegal.append((seat, m))
                 a = FLIP if not eng.masks[0, seat, FLIP] else _first_illegal(eng.masks[0, seat])

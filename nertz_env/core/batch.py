@@ -7,6 +7,7 @@
 """
 from __future__ import annotations
 
+import numpy as np
 from numba import njit, prange
 
 from ..actions import N_ACTIONS
@@ -14,6 +15,7 @@ from ..layout import PLAYING
 from .deal import deal_table, shuffle_decks
 from .legal import write_table_masks
 from .rules import random_below
+from .scoring import decide_winner, write_hand_scores
 from .tick import step_table
 
 
@@ -84,3 +86,41 @@ def write_masks_batch(st, prm, masks):
     """Masks of every seat of every table (after a position was loaded from outside)."""
     for e in prange(st.tick.shape[0]):
         write_table_masks(st, prm, e, masks)
+
+
+@njit(cache=True, parallel=True)
+def write_scores_batch(st, prm, out):
+    """R29 for every table: out [E, T]."""
+    for e in prange(st.tick.shape[0]):
+        write_hand_scores(st, prm, e, out[e])
+
+
+@njit(cache=True, parallel=True)
+def play_random_games_batch(st, prm, scr, masks, actions, priority, applied, policy_rng,
+                            hand_scores, n_hands, calls, winners):
+    """R30: every table plays one whole game with uniformly random legal moves: hands are
+    dealt from the table's generator with hand numbers 0, 1, ... (roles swap, R4) until
+    decide_winner names a winner or hand_scores' hand axis is full (winner -1).
+    Out: hand_scores [E, H, T], n_hands [E], calls [E, T], winners [E]."""
+    S = prm.n_seats
+    T = prm.n_teams
+    for e in prange(st.tick.shape[0]):
+        totals = np.zeros(T, np.int64)
+        winners[e] = -1
+        for h in range(hand_scores.shape[1]):
+            shuffle_decks(st, prm, e, scr.decks[e])
+            deal_table(st, prm, e, scr.decks[e], h)
+            write_table_masks(st, prm, e, masks)
+            while st.status[e] == PLAYING:
+                for s in range(S):
+                    actions[e, s] = pick_random_legal(masks[e, s], policy_rng, e)
+                step_table(st, prm, scr, e, actions, priority, masks, applied)
+            write_hand_scores(st, prm, e, hand_scores[e, h])
+            for t in range(T):
+                totals[t] += hand_scores[e, h, t]
+                calls[e, t] += st.callers[e, t]
+            n_hands[e] = h + 1
+            w = decide_winner(totals, calls[e], prm.target_score)
+            if w >= 0:
+                winners[e] = w
+                break

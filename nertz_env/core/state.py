@@ -68,6 +68,7 @@ class Params(NamedTuple):
     alternate_roles: bool
     penalize: bool
     max_ticks: int
+    target_score: int
     nertz_bonus: int
     lake_points: int
     nertz_penalty: int
@@ -93,7 +94,7 @@ def make_params(config) -> Params:
         n_teams=config.num_teams, n_seats=config.num_seats, river_size=config.river_size,
         stacking=config.stacking, flow_rules=config.flow_rules, auto_nertz=config.auto_nertz,
         alternate_roles=config.alternate_roles, penalize=config.illegal_move == "penalize",
-        max_ticks=config.max_ticks, nertz_bonus=config.nertz_bonus,
+        max_ticks=config.max_ticks, target_score=config.target_score, nertz_bonus=config.nertz_bonus,
         lake_points=config.lake_points, nertz_penalty=config.nertz_penalty,
         penalty_points=config.penalty_points,
         seat_team=seat_team, seat_slot=np.array(slots, dtype=np.int64),
