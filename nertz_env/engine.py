@@ -83,7 +83,7 @@ class Engine:
 
     def refresh_masks(self) -> None:
         """Rewrite every mask after the state was written from outside (layouts, set_state)."""
-        write_masks_batch(self.state, self.params, self.masks)
+        write_masks_batch(self.state, self.params, self.scratch, self.masks)
 
     # ------------------------------------------------------------------ play
     def step(self, actions, priority=None) -> np.ndarray:

@@ -1,9 +1,16 @@
-"""The only parallel code: `prange` over tables. Each kernel writes into buffers it is given.
+"""The only parallel code: `prange` over chunks of tables. Each kernel writes into buffers it
+is given.
+
+Shape of every kernel: a serial `_..._range(lo, hi)` function loops over its tables and a
+tiny `parallel=True` wrapper splits the tables into chunks, one call per chunk. Keep rule
+code out of the prange bodies: numba's parfor pass, run over inlined rule code
+(`inline="always"`), compiled for minutes and dropped writes to the state (numba 0.61).
 
 - step_batch: one tick at every table (Engine.step).
 - deal_batch / deal_seeded_batch: (re)deal chosen tables.
 - play_random_batch: many ticks per table with uniformly random legal moves and automatic
-  re-deals, entirely inside numba (benchmarks, whole random games).
+  re-deals, entirely inside numba (benchmarks).
+- play_random_games_batch: whole random games (R30).
 """
 from __future__ import annotations
 
@@ -19,32 +26,94 @@ from .scoring import decide_winner, write_hand_scores
 from .tick import step_table
 
 
+MAX_CHUNKS = 64   # enough for 16 threads x 4; a constant so the kernels can be cached
+
+
+@njit(cache=True, inline="always")
+def n_chunks(n_tables):
+    return min(n_tables, MAX_CHUNKS)
+
+
+@njit(cache=True, inline="always")
+def chunk_bounds(c, k, n_tables):
+    return c * n_tables // k, (c + 1) * n_tables // k
+
+
+# ---------------------------------------------------------------------------- one tick
+@njit(cache=True)
+def _step_range(st, prm, scr, actions, priority, masks, applied, lo, hi):
+    for e in range(lo, hi):
+        step_table(st, prm, scr, e, actions, priority, masks, applied)
+
+
 @njit(cache=True, parallel=True)
 def step_batch(st, prm, scr, actions, priority, masks, applied):
-    for e in prange(st.tick.shape[0]):
-        step_table(st, prm, scr, e, actions, priority, masks, applied)
+    E = st.tick.shape[0]
+    k = n_chunks(E)
+    for c in prange(k):
+        lo, hi = chunk_bounds(c, k, E)
+        _step_range(st, prm, scr, actions, priority, masks, applied, lo, hi)
+
+
+# ---------------------------------------------------------------------------- deals
+@njit(cache=True)
+def _deal_range(st, prm, scr, which, decks, hands, masks, seeded, lo, hi):
+    for e in range(lo, hi):
+        if which[e] != 0:
+            if seeded:
+                shuffle_decks(st, prm, e, scr.decks[e])
+                deal_table(st, prm, e, scr.decks[e], hands[e])
+            else:
+                deal_table(st, prm, e, decks[e], hands[e])
+            write_table_masks(st, prm, scr, e, masks)
 
 
 @njit(cache=True, parallel=True)
 def deal_batch(st, prm, scr, which, decks, hands, masks):
     """Deal table e from decks[e] for every e with which[e] != 0."""
-    for e in prange(st.tick.shape[0]):
-        if which[e] != 0:
-            deal_table(st, prm, e, decks[e], hands[e])
-            write_table_masks(st, prm, e, masks)
+    E = st.tick.shape[0]
+    k = n_chunks(E)
+    for c in prange(k):
+        lo, hi = chunk_bounds(c, k, E)
+        _deal_range(st, prm, scr, which, decks, hands, masks, False, lo, hi)
 
 
 @njit(cache=True, parallel=True)
 def deal_seeded_batch(st, prm, scr, which, hands, masks):
     """Shuffle with each table's generator and deal, for every e with which[e] != 0."""
-    for e in prange(st.tick.shape[0]):
-        if which[e] != 0:
-            shuffle_decks(st, prm, e, scr.decks[e])
-            deal_table(st, prm, e, scr.decks[e], hands[e])
-            write_table_masks(st, prm, e, masks)
+    E = st.tick.shape[0]
+    k = n_chunks(E)
+    for c in prange(k):
+        lo, hi = chunk_bounds(c, k, E)
+        _deal_range(st, prm, scr, which, scr.decks, hands, masks, True, lo, hi)
+
+
+# ---------------------------------------------------------------------------- reading
+@njit(cache=True)
+def _masks_range(st, prm, scr, masks, lo, hi):
+    for e in range(lo, hi):
+        write_table_masks(st, prm, scr, e, masks)
+
+
+@njit(cache=True, parallel=True)
+def write_masks_batch(st, prm, scr, masks):
+    """Masks of every seat of every table (after a position was loaded from outside)."""
+    E = st.tick.shape[0]
+    k = n_chunks(E)
+    for c in prange(k):
+        lo, hi = chunk_bounds(c, k, E)
+        _masks_range(st, prm, scr, masks, lo, hi)
 
 
 @njit(cache=True)
+def write_scores_batch(st, prm, out):
+    """R29 for every table: out [E, T]."""
+    for e in range(st.tick.shape[0]):
+        write_hand_scores(st, prm, e, out[e])
+
+
+# ---------------------------------------------------------------------------- random play
+@njit(cache=True, inline="always")
 def pick_random_legal(mask, policy_rng, e):
     """A uniformly random legal action of one mask row."""
     n = 0
@@ -59,58 +128,50 @@ def pick_random_legal(mask, policy_rng, e):
     return 0
 
 
-@njit(cache=True, parallel=True)
-def play_random_batch(st, prm, scr, masks, actions, priority, applied, policy_rng, n_ticks,
-                      hands_done, steps_done):
-    """Every table plays n_ticks ticks with uniformly random legal moves (masks written every
-    tick); a finished hand is re-dealt at once from the table's generator. Counts finished
-    hands and agent-steps (seats x ticks) per table into hands_done / steps_done."""
+@njit(cache=True)
+def _play_random_range(st, prm, scr, masks, actions, priority, applied, policy_rng, n_ticks,
+                       hands_done, steps_done, lo, hi):
     S = prm.n_seats
-    for e in prange(st.tick.shape[0]):
+    for e in range(lo, hi):
         for _ in range(n_ticks):
             if st.status[e] != PLAYING:
                 hands_done[e] += 1
                 shuffle_decks(st, prm, e, scr.decks[e])
                 deal_table(st, prm, e, scr.decks[e], st.hand[e])
-                write_table_masks(st, prm, e, masks)
+                write_table_masks(st, prm, scr, e, masks)
             for s in range(S):
                 actions[e, s] = pick_random_legal(masks[e, s], policy_rng, e)
             step_table(st, prm, scr, e, actions, priority, masks, applied)
             steps_done[e] += S
 
 
-
-
 @njit(cache=True, parallel=True)
-def write_masks_batch(st, prm, masks):
-    """Masks of every seat of every table (after a position was loaded from outside)."""
-    for e in prange(st.tick.shape[0]):
-        write_table_masks(st, prm, e, masks)
+def play_random_batch(st, prm, scr, masks, actions, priority, applied, policy_rng, n_ticks,
+                      hands_done, steps_done):
+    """Every table plays n_ticks ticks with uniformly random legal moves (masks written every
+    tick); a finished hand is re-dealt at once from the table's generator. Counts finished
+    hands and agent-steps (seats x ticks) per table into hands_done / steps_done."""
+    E = st.tick.shape[0]
+    k = n_chunks(E)
+    for c in prange(k):
+        lo, hi = chunk_bounds(c, k, E)
+        _play_random_range(st, prm, scr, masks, actions, priority, applied, policy_rng,
+                           n_ticks, hands_done, steps_done, lo, hi)
 
 
-@njit(cache=True, parallel=True)
-def write_scores_batch(st, prm, out):
-    """R29 for every table: out [E, T]."""
-    for e in prange(st.tick.shape[0]):
-        write_hand_scores(st, prm, e, out[e])
-
-
-@njit(cache=True, parallel=True)
-def play_random_games_batch(st, prm, scr, masks, actions, priority, applied, policy_rng,
-                            hand_scores, n_hands, calls, winners):
-    """R30: every table plays one whole game with uniformly random legal moves: hands are
-    dealt from the table's generator with hand numbers 0, 1, ... (roles swap, R4) until
-    decide_winner names a winner or hand_scores' hand axis is full (winner -1).
-    Out: hand_scores [E, H, T], n_hands [E], calls [E, T], winners [E]."""
+@njit(cache=True)
+def _play_games_range(st, prm, scr, masks, actions, priority, applied, policy_rng,
+                      hand_scores, n_hands, calls, winners, lo, hi):
     S = prm.n_seats
     T = prm.n_teams
-    for e in prange(st.tick.shape[0]):
-        totals = np.zeros(T, np.int64)
+    totals = np.zeros(T, np.int64)
+    for e in range(lo, hi):
+        totals[:] = 0
         winners[e] = -1
         for h in range(hand_scores.shape[1]):
             shuffle_decks(st, prm, e, scr.decks[e])
             deal_table(st, prm, e, scr.decks[e], h)
-            write_table_masks(st, prm, e, masks)
+            write_table_masks(st, prm, scr, e, masks)
             while st.status[e] == PLAYING:
                 for s in range(S):
                     actions[e, s] = pick_random_legal(masks[e, s], policy_rng, e)
@@ -124,3 +185,18 @@ def play_random_games_batch(st, prm, scr, masks, actions, priority, applied, pol
             if w >= 0:
                 winners[e] = w
                 break
+
+
+@njit(cache=True, parallel=True)
+def play_random_games_batch(st, prm, scr, masks, actions, priority, applied, policy_rng,
+                            hand_scores, n_hands, calls, winners):
+    """R30: every table plays one whole game with uniformly random legal moves: hands are
+    dealt from the table's generator with hand numbers 0, 1, ... (roles swap, R4) until
+    decide_winner names a winner or hand_scores' hand axis is full (winner -1).
+    Out: hand_scores [E, H, T], n_hands [E], calls [E, T], winners [E]."""
+    E = st.tick.shape[0]
+    k = n_chunks(E)
+    for c in prange(k):
+        lo, hi = chunk_bounds(c, k, E)
+        _play_games_range(st, prm, scr, masks, actions, priority, applied, policy_rng,
+                          hand_scores, n_hands, calls, winners, lo, hi)

@@ -10,24 +10,36 @@ from .rules import random_below
 
 @njit(cache=True)
 def clear_table(st, e):
-    st.nertz[e] = -1
-    st.nertz_n[e] = 0
-    st.river[e] = -1
-    st.river_n[e] = 0
-    st.stream[e] = -1
-    st.stream_n[e] = 0
-    st.waste_n[e] = 0
-    st.lake[e] = -1
-    st.lake_n[e] = 0
+    """Empty table e. Explicit loops, not slice assignment: inside prange, numba's parfor pass
+    turns `a[e] = 0` into a nested parallel loop and may reorder it (seen with numba 0.60)."""
+    T = st.nertz.shape[1]
+    for t in range(T):
+        for j in range(st.nertz.shape[2]):
+            st.nertz[e, t, j] = -1
+        for c in range(st.river.shape[2]):
+            for j in range(st.river.shape[3]):
+                st.river[e, t, c, j] = -1
+            st.river_n[e, t, c] = 0
+        for j in range(st.stream.shape[2]):
+            st.stream[e, t, j] = -1
+        st.nertz_n[e, t] = 0
+        st.stream_n[e, t] = 0
+        st.waste_n[e, t] = 0
+        st.lake_own[e, t] = 0
+        st.turnovers[e, t] = 0
+        st.penalties[e, t] = 0
+        st.callers[e, t] = 0
+    for p in range(st.lake.shape[1]):
+        for j in range(st.lake.shape[2]):
+            st.lake[e, p, j] = -1
+        st.lake_n[e, p] = 0
+    for c in range(st.lake_next.shape[1]):
+        st.lake_next[e, c] = 0
+    for s in range(st.ready.shape[1]):
+        st.ready[e, s] = 0
     st.lake_piles[e] = 0
-    st.lake_next[e] = 0
-    st.lake_own[e] = 0
-    st.ready[e] = 0
     st.tick[e] = 0
-    st.turnovers[e] = 0
     st.burns[e] = 0
-    st.penalties[e] = 0
-    st.callers[e] = 0
     st.status[e] = PLAYING
 
 

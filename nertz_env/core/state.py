@@ -52,6 +52,7 @@ class Scratch(NamedTuple):
     stack_src: np.ndarray   # int8  [E, S, 7] stack: source of each card, bottom first
     order: np.ndarray       # int32 [E, S]  resolution order of this tick
     decks: np.ndarray       # int8  [E, T, 52] deck orders for (re)deals
+    avail: np.ndarray       # int8  [E, T, 8]  available card per source (R9), start of tick
 
 
 # intent kinds
@@ -128,7 +129,8 @@ def allocate_scratch(config, n_tables: int) -> Scratch:
     z = lambda: np.zeros((E, S), np.int8)  # noqa: E731
     return Scratch(kind=z(), src=z(), card=z(), card2=z(), dst=z(), idx=z(), height=z(),
                    stack_src=np.zeros((E, S, STACK_MAX), np.int8),
-                   order=np.zeros((E, S), np.int32), decks=np.zeros((E, T, DECK), np.int8))
+                   order=np.zeros((E, S), np.int32), decks=np.zeros((E, T, DECK), np.int8),
+                   avail=np.full((E, T, 8), NO_CARD, np.int8))
 
 
 def allocate_masks(config, n_tables: int) -> np.ndarray:
