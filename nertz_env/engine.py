@@ -8,6 +8,11 @@ shuffles and per-tick priority orders inside numba, so batched play never leaves
 the same seed always gives the same games. Explicit deck orders (duplicate deals, replays)
 bypass the shuffle: `Engine.deal(decks)`.
 
+Small batches run the serial kernels: a parallel launch costs more than it saves below a few
+hundred tables, and with numba's OpenMP layer idle worker threads spin, which made one
+single-table tick take milliseconds on a busy 2-core machine (measured by the property
+tests). PARALLEL_MIN_TABLES sets the switch.
+
 Validation happens here, at the Python boundary, before anything changes: action ids out of
 range, wrong shapes, illegal moves under illegal_move="raise" are `ValueError`s naming the
 table, seat and action.
@@ -18,16 +23,22 @@ import numpy as np
 
 from .actions import N_ACTIONS
 from .config import RulesConfig
-from .core.batch import (deal_batch, deal_seeded_batch, step_batch, write_masks_batch,
-                         write_scores_batch)
+from .core.batch import (deal_batch, deal_range, deal_seeded_batch, masks_range, step_batch,
+                         step_range, write_masks_batch, write_scores_batch)
 from .core.state import allocate_masks, allocate_scratch, allocate_state, make_params
 from .layout import DECK, OVER_TRUNCATED, PLAYING
+
+
+PARALLEL_MIN_TABLES = 256
 
 
 class Engine:
     """B tables of one RulesConfig, played in lock step."""
 
-    def __init__(self, config: RulesConfig | None = None, n_tables: int = 1, seed=None):
+    def __init__(self, config: RulesConfig | None = None, n_tables: int = 1, seed=None,
+                 parallel: bool | None = None):
+        """parallel: None chooses by size (PARALLEL_MIN_TABLES); True/False forces the
+        prange kernels or the serial ones (same results, see the property tests)."""
         if not isinstance(n_tables, int) or n_tables < 1:
             raise ValueError(f"n_tables={n_tables!r} must be an int >= 1")
         self.config = config if config is not None else RulesConfig()
@@ -42,6 +53,7 @@ class Engine:
         self.actions = np.zeros((n_tables, self.config.num_seats), np.int16)
         self.priority = np.full((n_tables, self.config.num_seats), -1, np.int32)
         self._all = np.ones(n_tables, np.int8)
+        self.parallel = n_tables >= PARALLEL_MIN_TABLES if parallel is None else bool(parallel)
         self.np_random = np.random.default_rng(seed)
         self.state.rng[:] = self.np_random.integers(0, 2**63, size=n_tables, dtype=np.uint64)
 
@@ -56,8 +68,12 @@ class Engine:
         if seed is not None:
             self.np_random = np.random.default_rng(seed)
         self.state.rng[:] = self.np_random.integers(0, 2**63, size=self.n_tables, dtype=np.uint64)
-        deal_seeded_batch(self.state, self.params, self.scratch, self._all,
-                          self._hands(hands), self.masks)
+        hands = self._hands(hands)
+        if self.parallel:
+            deal_seeded_batch(self.state, self.params, self.scratch, self._all, hands, self.masks)
+        else:
+            deal_range(self.state, self.params, self.scratch, self._all, self.scratch.decks,
+                        hands, self.masks, True, 0, self.n_tables)
 
     def deal(self, decks, hands=None) -> None:
         """Deal every table from explicit deck orders, decks[e, t] a permutation of 0..51
@@ -70,8 +86,12 @@ class Engine:
         if not ok.all():
             e, t = np.argwhere(~ok.all(axis=-1))[0]
             raise ValueError(f"decks[{e}, {t}] is not a permutation of the card ids 0..51")
-        deal_batch(self.state, self.params, self.scratch, self._all,
-                   decks.astype(np.int8), self._hands(hands), self.masks)
+        decks, hands = decks.astype(np.int8), self._hands(hands)
+        if self.parallel:
+            deal_batch(self.state, self.params, self.scratch, self._all, decks, hands, self.masks)
+        else:
+            deal_range(self.state, self.params, self.scratch, self._all, decks, hands,
+                        self.masks, False, 0, self.n_tables)
 
     def _hands(self, hands):
         if hands is None:
@@ -83,7 +103,10 @@ class Engine:
 
     def refresh_masks(self) -> None:
         """Rewrite every mask after the state was written from outside (layouts, set_state)."""
-        write_masks_batch(self.state, self.params, self.scratch, self.masks)
+        if self.parallel:
+            write_masks_batch(self.state, self.params, self.scratch, self.masks)
+        else:
+            masks_range(self.state, self.params, self.scratch, self.masks, 0, self.n_tables)
 
     # ------------------------------------------------------------------ play
     def step(self, actions, priority=None) -> np.ndarray:
@@ -117,8 +140,12 @@ class Engine:
                 raise ValueError(f"priority must be None or, per table, a permutation of the "
                                  f"{shape[1]} seats (shape {shape})")
             self.priority[:] = p
-        step_batch(self.state, self.params, self.scratch, self.actions, self.priority,
-                   self.masks, self.applied)
+        if self.parallel:
+            step_batch(self.state, self.params, self.scratch, self.actions, self.priority,
+                       self.masks, self.applied)
+        else:
+            step_range(self.state, self.params, self.scratch, self.actions, self.priority,
+                        self.masks, self.applied, 0, self.n_tables)
         return self.applied
 
     # ------------------------------------------------------------------ reading

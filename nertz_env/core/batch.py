@@ -41,7 +41,7 @@ def chunk_bounds(c, k, n_tables):
 
 # ---------------------------------------------------------------------------- one tick
 @njit(cache=True)
-def _step_range(st, prm, scr, actions, priority, masks, applied, lo, hi):
+def step_range(st, prm, scr, actions, priority, masks, applied, lo, hi):
     for e in range(lo, hi):
         step_table(st, prm, scr, e, actions, priority, masks, applied)
 
@@ -52,12 +52,12 @@ def step_batch(st, prm, scr, actions, priority, masks, applied):
     k = n_chunks(E)
     for c in prange(k):
         lo, hi = chunk_bounds(c, k, E)
-        _step_range(st, prm, scr, actions, priority, masks, applied, lo, hi)
+        step_range(st, prm, scr, actions, priority, masks, applied, lo, hi)
 
 
 # ---------------------------------------------------------------------------- deals
 @njit(cache=True)
-def _deal_range(st, prm, scr, which, decks, hands, masks, seeded, lo, hi):
+def deal_range(st, prm, scr, which, decks, hands, masks, seeded, lo, hi):
     for e in range(lo, hi):
         if which[e] != 0:
             if seeded:
@@ -75,7 +75,7 @@ def deal_batch(st, prm, scr, which, decks, hands, masks):
     k = n_chunks(E)
     for c in prange(k):
         lo, hi = chunk_bounds(c, k, E)
-        _deal_range(st, prm, scr, which, decks, hands, masks, False, lo, hi)
+        deal_range(st, prm, scr, which, decks, hands, masks, False, lo, hi)
 
 
 @njit(cache=True, parallel=True)
@@ -85,12 +85,12 @@ def deal_seeded_batch(st, prm, scr, which, hands, masks):
     k = n_chunks(E)
     for c in prange(k):
         lo, hi = chunk_bounds(c, k, E)
-        _deal_range(st, prm, scr, which, scr.decks, hands, masks, True, lo, hi)
+        deal_range(st, prm, scr, which, scr.decks, hands, masks, True, lo, hi)
 
 
 # ---------------------------------------------------------------------------- reading
 @njit(cache=True)
-def _masks_range(st, prm, scr, masks, lo, hi):
+def masks_range(st, prm, scr, masks, lo, hi):
     for e in range(lo, hi):
         write_table_masks(st, prm, scr, e, masks)
 
@@ -102,7 +102,7 @@ def write_masks_batch(st, prm, scr, masks):
     k = n_chunks(E)
     for c in prange(k):
         lo, hi = chunk_bounds(c, k, E)
-        _masks_range(st, prm, scr, masks, lo, hi)
+        masks_range(st, prm, scr, masks, lo, hi)
 
 
 @njit(cache=True)
@@ -114,14 +114,14 @@ def write_scores_batch(st, prm, out):
 
 # ---------------------------------------------------------------------------- random play
 @njit(cache=True, inline="always")
-def pick_random_legal(mask, policy_rng, e):
-    """A uniformly random legal action of one mask row."""
+def pick_random_legal(masks, e, s, policy_rng):
+    """A uniformly random legal action of seat s at table e."""
     n = 0
     for a in range(N_ACTIONS):
-        n += mask[a]
+        n += masks[e, s, a]
     k = random_below(policy_rng, e, n)
     for a in range(N_ACTIONS):
-        if mask[a] != 0:
+        if masks[e, s, a] != 0:
             if k == 0:
                 return a
             k -= 1
@@ -140,7 +140,7 @@ def _play_random_range(st, prm, scr, masks, actions, priority, applied, policy_r
                 deal_table(st, prm, e, scr.decks[e], st.hand[e])
                 write_table_masks(st, prm, scr, e, masks)
             for s in range(S):
-                actions[e, s] = pick_random_legal(masks[e, s], policy_rng, e)
+                actions[e, s] = pick_random_legal(masks, e, s, policy_rng)
             step_table(st, prm, scr, e, actions, priority, masks, applied)
             steps_done[e] += S
 
@@ -174,7 +174,7 @@ def _play_games_range(st, prm, scr, masks, actions, priority, applied, policy_rn
             write_table_masks(st, prm, scr, e, masks)
             while st.status[e] == PLAYING:
                 for s in range(S):
-                    actions[e, s] = pick_random_legal(masks[e, s], policy_rng, e)
+                    actions[e, s] = pick_random_legal(masks, e, s, policy_rng)
                 step_table(st, prm, scr, e, actions, priority, masks, applied)
             write_hand_scores(st, prm, e, hand_scores[e, h])
             for t in range(T):

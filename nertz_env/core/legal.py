@@ -24,16 +24,16 @@ def shift_action(a, i, b):
 
 
 @njit(cache=True, inline="always")
-def flow_mode(av, n_src, lake_next, river_n, e, t, river_size, flow_rules):
+def flow_mode(avail, n_src, lake_next, river_n, e, t, river_size, flow_rules):
     """R18 (an available ace must go to the Lake) and R19 (a playable Nertz card must go there
     unless the team has an empty River column). FREE when neither binds."""
     if not flow_rules:
         return FREE
     for src in range(n_src):
-        c = av[src]
+        c = avail[e, t, src]
         if c != NO_CARD and rank(c) == ACE:
             return ACES_ONLY
-    top = av[SRC_NERTZ]
+    top = avail[e, t, SRC_NERTZ]
     if top == NO_CARD or not fits_lake(lake_next, e, top):
         return FREE
     for c in range(river_size):
@@ -43,10 +43,10 @@ def flow_mode(av, n_src, lake_next, river_n, e, t, river_size, flow_rules):
 
 
 @njit(cache=True, inline="always")
-def find_source(av, n_src, card):
-    """The source where `card` is available (av: a team's available cards), or -1."""
+def find_source(avail, e, t, n_src, card):
+    """The source where `card` is available to team t (avail: scr.avail), or -1."""
     for src in range(n_src):
-        if av[src] == card:
+        if avail[e, t, src] == card:
             return src
     return -1
 
@@ -62,51 +62,53 @@ def write_team_available(nertz, nertz_n, stream, waste_n, river, river_n, avail,
 
 
 @njit(cache=True, inline="always")
-def write_seat_mask(av, river, river_n, stream_n, nertz_n, lake_next, e, t, is_stream_seat,
-                    R, stacking, flow_rules, auto_nertz, out):
-    """The legal moves of one ready seat of team t (D12); out was cleared to WAIT only."""
+def write_seat_mask(avail, river, river_n, stream_n, nertz_n, lake_next, e, t, is_stream_seat,
+                    R, stacking, flow_rules, auto_nertz, masks, s):
+    """The legal moves of ready seat s of team t (D12) into masks[e, s], which holds only
+    WAIT. Arrays are indexed, never sliced: a slice is a new array view whose reference
+    count both threads would bump on the same cache line."""
     n_src = SRC_RIVER0 + R
-    mode = flow_mode(av, n_src, lake_next, river_n, e, t, R, flow_rules)
+    mode = flow_mode(avail, n_src, lake_next, river_n, e, t, R, flow_rules)
 
     # R10 Lake plays and R16 stacks (D10)
     for src in range(n_src):
-        c = av[src]
+        c = avail[e, t, src]
         if c == NO_CARD or not fits_lake(lake_next, e, c):
             continue
         if mode == FREE or (mode == ACES_ONLY and rank(c) == ACE) or (mode == NERTZ_ONLY and src == SRC_NERTZ):
-            out[LAKE0 + src] = 1
+            masks[e, s, LAKE0 + src] = 1
         if not stacking:
             continue
         has_nertz = src == SRC_NERTZ
         cur = c
         length = 1
         while rank(cur) != KING:
-            nxt_src = find_source(av, n_src, cur + 1)
+            nxt_src = find_source(avail, e, t, n_src, cur + 1)
             if nxt_src < 0:
                 break
             cur = cur + 1
             length += 1
             has_nertz = has_nertz or nxt_src == SRC_NERTZ
             if mode == FREE or (mode == ACES_ONLY and rank(c) == ACE) or (mode == NERTZ_ONLY and has_nertz):
-                out[STACK0 + STACK_LENS * src + length - 2] = 1
+                masks[e, s, STACK0 + STACK_LENS * src + length - 2] = 1
     if mode != FREE:
         return
 
     # R15 flip (Stream seat only, D9), R24 call (manual variant, D11)
     if is_stream_seat and stream_n[e, t] > 0:
-        out[FLIP] = 1
+        masks[e, s, FLIP] = 1
     if not auto_nertz and nertz_n[e, t] == 0:
-        out[CALL] = 1
+        masks[e, s, CALL] = 1
 
     # R11 builds, R12 fills (never an ace, D6)
     for frm in range(2):
-        c = av[frm]
+        c = avail[e, t, frm]
         if c == NO_CARD or rank(c) == ACE:
             continue
         for col in range(R):
             n = river_n[e, t, col]
             if n == 0 or can_build_on(c, river[e, t, col, n - 1]):
-                out[BUILD0 + MAX_RIVER * frm + col] = 1
+                masks[e, s, BUILD0 + MAX_RIVER * frm + col] = 1
 
     # R14 shifts (D7)
     for a in range(R):
@@ -118,16 +120,16 @@ def write_seat_mask(av, river, river_n, stream_n, nertz_n, lake_next, e, t, is_s
                 continue
             if river_n[e, t, b] == 0:
                 for i in range(1, na):
-                    out[shift_action(a, i, b)] = 1
+                    masks[e, s, shift_action(a, i, b)] = 1
             else:
                 i = shift_index(river, river_n, e, t, a, b)
                 if i >= 0:
-                    out[shift_action(a, i, b)] = 1
+                    masks[e, s, shift_action(a, i, b)] = 1
 
 
 @njit(cache=True)
 def write_table_masks(st, prm, scr, e, masks):
-    """Masks of every seat of table e (masks: [E, S, N_ACTIONS]); out[WAIT] is always 1.
+    """Masks of every seat of table e (masks: [E, S, N_ACTIONS]); Wait is always legal.
     A seat that is not ready, or a finished hand, has only Wait (R21, D12)."""
     write_team_available(st.nertz, st.nertz_n, st.stream, st.waste_n, st.river, st.river_n,
                          scr.avail, e, prm.n_teams, SRC_RIVER0 + prm.river_size)
@@ -135,14 +137,13 @@ def write_table_masks(st, prm, scr, e, masks):
     tick = st.tick[e]
     hand = st.hand[e]
     for s in range(prm.n_seats):
-        out = masks[e, s]
         for a in range(N_ACTIONS):
-            out[a] = 0
-        out[WAIT] = 1
+            masks[e, s, a] = 0
+        masks[e, s, WAIT] = 1
         if not playing or tick < st.ready[e, s]:
             continue
         t = prm.seat_team[s]
         is_stream = s == stream_seat(prm.team_seat0, prm.team_size, prm.alternate_roles, hand, t)
-        write_seat_mask(scr.avail[e, t], st.river, st.river_n, st.stream_n, st.nertz_n,
+        write_seat_mask(scr.avail, st.river, st.river_n, st.stream_n, st.nertz_n,
                         st.lake_next, e, t, is_stream, prm.river_size, prm.stacking,
-                        prm.flow_rules, prm.auto_nertz, out)
+                        prm.flow_rules, prm.auto_nertz, masks, s)

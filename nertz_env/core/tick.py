@@ -98,7 +98,7 @@ def step_table(st, prm, scr, e, actions, priority, masks, applied):
         a = actions[e, s]
         t = prm.seat_team[s]
         p = prm.period[s]
-        av = scr.avail[e, t]
+        avail = scr.avail
         if masks[e, s, a] == 0:
             kind[e, s] = K_ILLEGAL
             if prm.penalize:
@@ -118,14 +118,14 @@ def step_table(st, prm, scr, e, actions, priority, masks, applied):
         elif a < BUILD0:
             kind[e, s] = K_LAKE
             src_[e, s] = a - LAKE0
-            card_[e, s] = av[a - LAKE0]
+            card_[e, s] = avail[e, t, a - LAKE0]
             ready[e, s] = t0 + p * prm.cost[COST_LAKE]
         elif a < SHIFT0:
             frm = (a - BUILD0) // MAX_RIVER
             kind[e, s] = K_BUILD
             src_[e, s] = frm
             dst_[e, s] = (a - BUILD0) % MAX_RIVER
-            card_[e, s] = av[frm]
+            card_[e, s] = avail[e, t, frm]
             ready[e, s] = t0 + p * prm.cost[COST_RIVER]
         elif a < STACK0:
             pair = (a - SHIFT0) // COL_CAP
@@ -144,12 +144,12 @@ def step_table(st, prm, scr, e, actions, priority, masks, applied):
         else:
             src = (a - STACK0) // STACK_LENS
             length = (a - STACK0) % STACK_LENS + 2
-            c = av[src]
+            c = avail[e, t, src]
             kind[e, s] = K_STACK
             card_[e, s] = c
             idx_[e, s] = length
             for j in range(length):
-                stack_src[e, s, j] = find_source(av, n_src, c + j)
+                stack_src[e, s, j] = find_source(avail, e, t, n_src, c + j)
             ready[e, s] = t0 + p * prm.cost[COST_LAKE]
 
     # ---- the order of this tick (R22)
