@@ -29,24 +29,24 @@ from .tick import step_table
 MAX_CHUNKS = 64   # enough for 16 threads x 4; a constant so the kernels can be cached
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, error_model="numpy", inline="always")
 def n_chunks(n_tables):
     return min(n_tables, MAX_CHUNKS)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, error_model="numpy", inline="always")
 def chunk_bounds(c, k, n_tables):
     return c * n_tables // k, (c + 1) * n_tables // k
 
 
 # ---------------------------------------------------------------------------- one tick
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def step_range(st, prm, scr, actions, priority, masks, applied, lo, hi):
     for e in range(lo, hi):
         step_table(st, prm, scr, e, actions, priority, masks, applied)
 
 
-@njit(cache=True, parallel=True)
+@njit(cache=True, error_model="numpy", parallel=True)
 def step_batch(st, prm, scr, actions, priority, masks, applied):
     E = st.tick.shape[0]
     k = n_chunks(E)
@@ -56,7 +56,7 @@ def step_batch(st, prm, scr, actions, priority, masks, applied):
 
 
 # ---------------------------------------------------------------------------- deals
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def deal_range(st, prm, scr, which, decks, hands, masks, seeded, lo, hi):
     for e in range(lo, hi):
         if which[e] != 0:
@@ -68,7 +68,7 @@ def deal_range(st, prm, scr, which, decks, hands, masks, seeded, lo, hi):
             write_table_masks(st, prm, scr, e, masks)
 
 
-@njit(cache=True, parallel=True)
+@njit(cache=True, error_model="numpy", parallel=True)
 def deal_batch(st, prm, scr, which, decks, hands, masks):
     """Deal table e from decks[e] for every e with which[e] != 0."""
     E = st.tick.shape[0]
@@ -78,7 +78,7 @@ def deal_batch(st, prm, scr, which, decks, hands, masks):
         deal_range(st, prm, scr, which, decks, hands, masks, False, lo, hi)
 
 
-@njit(cache=True, parallel=True)
+@njit(cache=True, error_model="numpy", parallel=True)
 def deal_seeded_batch(st, prm, scr, which, hands, masks):
     """Shuffle with each table's generator and deal, for every e with which[e] != 0."""
     E = st.tick.shape[0]
@@ -89,13 +89,13 @@ def deal_seeded_batch(st, prm, scr, which, hands, masks):
 
 
 # ---------------------------------------------------------------------------- reading
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def masks_range(st, prm, scr, masks, lo, hi):
     for e in range(lo, hi):
         write_table_masks(st, prm, scr, e, masks)
 
 
-@njit(cache=True, parallel=True)
+@njit(cache=True, error_model="numpy", parallel=True)
 def write_masks_batch(st, prm, scr, masks):
     """Masks of every seat of every table (after a position was loaded from outside)."""
     E = st.tick.shape[0]
@@ -105,7 +105,7 @@ def write_masks_batch(st, prm, scr, masks):
         masks_range(st, prm, scr, masks, lo, hi)
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def write_scores_batch(st, prm, out):
     """R29 for every table: out [E, T]."""
     for e in range(st.tick.shape[0]):
@@ -113,7 +113,7 @@ def write_scores_batch(st, prm, out):
 
 
 # ---------------------------------------------------------------------------- random play
-@njit(cache=True, inline="always")
+@njit(cache=True, error_model="numpy", inline="always")
 def pick_random_legal(masks, e, s, policy_rng):
     """A uniformly random legal action of seat s at table e."""
     n = 0
@@ -128,7 +128,7 @@ def pick_random_legal(masks, e, s, policy_rng):
     return 0
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def _play_random_range(st, prm, scr, masks, actions, priority, applied, policy_rng, n_ticks,
                        hands_done, steps_done, lo, hi):
     S = prm.n_seats
@@ -145,7 +145,7 @@ def _play_random_range(st, prm, scr, masks, actions, priority, applied, policy_r
             steps_done[e] += S
 
 
-@njit(cache=True, parallel=True)
+@njit(cache=True, error_model="numpy", parallel=True)
 def play_random_batch(st, prm, scr, masks, actions, priority, applied, policy_rng, n_ticks,
                       hands_done, steps_done):
     """Every table plays n_ticks ticks with uniformly random legal moves (masks written every
@@ -159,7 +159,7 @@ def play_random_batch(st, prm, scr, masks, actions, priority, applied, policy_rn
                            n_ticks, hands_done, steps_done, lo, hi)
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def _play_games_range(st, prm, scr, masks, actions, priority, applied, policy_rng,
                       hand_scores, n_hands, calls, winners, lo, hi):
     S = prm.n_seats
@@ -187,7 +187,7 @@ def _play_games_range(st, prm, scr, masks, actions, priority, applied, policy_rn
                 break
 
 
-@njit(cache=True, parallel=True)
+@njit(cache=True, error_model="numpy", parallel=True)
 def play_random_games_batch(st, prm, scr, masks, actions, priority, applied, policy_rng,
                             hand_scores, n_hands, calls, winners):
     """R30: every table plays one whole game with uniformly random legal moves: hands are

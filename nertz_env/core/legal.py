@@ -16,14 +16,14 @@ from .rules import available_card, can_build_on, fits_lake, rank, shift_index, s
 FREE, ACES_ONLY, NERTZ_ONLY = 0, 1, 2
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, error_model="numpy", inline="always")
 def shift_action(a, i, b):
     """Action id of riverA:I>riverB (actions.py table)."""
     bb = b if b < a else b - 1
     return SHIFT0 + ((MAX_RIVER - 1) * a + bb) * COL_CAP + i
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, error_model="numpy", inline="always")
 def flow_mode(avail, n_src, lake_next, river_n, e, t, river_size, flow_rules):
     """R18 (an available ace must go to the Lake) and R19 (a playable Nertz card must go there
     unless the team has an empty River column). FREE when neither binds."""
@@ -42,7 +42,7 @@ def flow_mode(avail, n_src, lake_next, river_n, e, t, river_size, flow_rules):
     return NERTZ_ONLY
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, error_model="numpy", inline="always")
 def find_source(avail, e, t, n_src, card):
     """The source where `card` is available to team t (avail: scr.avail), or -1."""
     for src in range(n_src):
@@ -51,7 +51,7 @@ def find_source(avail, e, t, n_src, card):
     return -1
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, error_model="numpy", inline="always")
 def write_team_available(nertz, nertz_n, stream, waste_n, river, river_n, avail, e, n_teams,
                          n_src):
     """avail[e, t, src] = the available card of every source of every team (R9)."""
@@ -61,7 +61,7 @@ def write_team_available(nertz, nertz_n, stream, waste_n, river, river_n, avail,
                                               e, t, src)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, error_model="numpy", inline="always")
 def write_seat_mask(avail, river, river_n, stream_n, nertz_n, lake_next, e, t, is_stream_seat,
                     R, stacking, flow_rules, auto_nertz, masks, s):
     """The legal moves of ready seat s of team t (D12) into masks[e, s], which holds only
@@ -127,7 +127,7 @@ def write_seat_mask(avail, river, river_n, stream_n, nertz_n, lake_next, e, t, i
                     masks[e, s, shift_action(a, i, b)] = 1
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def write_table_masks(st, prm, scr, e, masks):
     """Masks of every seat of table e (masks: [E, S, N_ACTIONS]); Wait is always legal.
     A seat that is not ready, or a finished hand, has only Wait (R21, D12)."""

@@ -8,7 +8,7 @@ from ..layout import KING, SRC_NERTZ, SRC_WASTE
 from .rules import rank
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, error_model="numpy", inline="always")
 def take_from_source(nertz_n, stream, stream_n, waste_n, river, river_n, e, t, src):
     """Remove the available card of a source (R9). Playing the waste card s(k-1) makes
     s(k-2) available (R15): the Stream list closes up behind it."""
@@ -29,7 +29,7 @@ def take_from_source(nertz_n, stream, stream_n, waste_n, river, river_n, e, t, s
         river_n[e, t, c] = n - 1
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, error_model="numpy", inline="always")
 def put_on_lake(lake, lake_n, lake_piles, lake_next, lake_own, e, t, card, pile):
     """R10: put team t's card on Lake pile `pile` (-1 = start a new pile with an ace).
     Returns the pile."""
@@ -47,14 +47,14 @@ def put_on_lake(lake, lake_n, lake_piles, lake_next, lake_own, e, t, card, pile)
     return pile
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, error_model="numpy", inline="always")
 def put_on_river(river, river_n, e, t, c, card):
     n = river_n[e, t, c]
     river[e, t, c, n] = card
     river_n[e, t, c] = n + 1
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, error_model="numpy", inline="always")
 def shift_run(river, river_n, e, t, a, i, b):
     """R14: move cards i..top of column a onto column b."""
     na = river_n[e, t, a]
@@ -66,7 +66,7 @@ def shift_run(river, river_n, e, t, a, i, b):
     river_n[e, t, a] = i
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, error_model="numpy", inline="always")
 def flip_stream(stream_n, waste_n, turnovers, e, t):
     """R15/D8: flip up to 3 cards; with the stock empty, turn the Stream over instead."""
     k = waste_n[e, t]
@@ -78,7 +78,7 @@ def flip_stream(stream_n, waste_n, turnovers, e, t):
         turnovers[e, t] += 1
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, error_model="numpy", inline="always")
 def note_card_move(turnovers, burns, e):
     """D16: any card move restarts the idle count of R27/R28."""
     for t in range(turnovers.shape[1]):
@@ -86,7 +86,7 @@ def note_card_move(turnovers, burns, e):
     burns[e] = 0
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def burn_streams(st, e):
     """R27/R28 (D17): gather every Stream, its top card to the bottom; from the fourth burn
     in a row, also each Nertz pile's top card to the bottom. (Rare: takes the whole state.)"""

@@ -26,24 +26,24 @@ _SUIT = np.array([c // N_RANKS for c in range(52)], dtype=np.int64)
 _RED = np.array([(c // N_RANKS) in (1, 2) for c in range(52)], dtype=np.bool_)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, error_model="numpy", inline="always")
 def rank(card):
     """R1: 0 = A ... 12 = K."""
     return _RANK[card]
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, error_model="numpy", inline="always")
 def suit(card):
     return _SUIT[card]
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, error_model="numpy", inline="always")
 def is_red(card):
     """R1: hearts and diamonds are red."""
     return _RED[card]
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, error_model="numpy", inline="always")
 def next_random(rng, e):
     """splitmix64 step of table e's generator: a uint64."""
     rng[e] += _GOLDEN
@@ -53,27 +53,27 @@ def next_random(rng, e):
     return z ^ (z >> _S31)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, error_model="numpy", inline="always")
 def random_below(rng, e, n):
     """Uniform int in [0, n) from table e's generator (53-bit multiply-shift)."""
     u = next_random(rng, e) >> _S11
     return int((u * np.uint64(n)) >> np.uint64(53))
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, error_model="numpy", inline="always")
 def can_build_on(card, top):
     """R11/R14: one rank lower and the opposite colour."""
     return rank(top) == rank(card) + 1 and is_red(top) != is_red(card)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, error_model="numpy", inline="always")
 def fits_lake(lake_next, e, card):
     """R10: an ace starts a pile; another card needs a pile topped by its suit, one lower
     (lake_next counts the piles waiting for each card)."""
     return rank(card) == ACE or lake_next[e, card] > 0
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, error_model="numpy", inline="always")
 def find_lake_pile(lake, lake_n, lake_piles, e, card):
     """D5: the first pile (in start order) that takes `card`; -1 if none. Not for aces."""
     want = card - 1
@@ -84,7 +84,7 @@ def find_lake_pile(lake, lake_n, lake_piles, e, card):
     return -1
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, error_model="numpy", inline="always")
 def available_card(nertz, nertz_n, stream, waste_n, river, river_n, e, t, src):
     """R9: the card available at a source of team t, or NO_CARD."""
     if src == SRC_NERTZ:
@@ -98,7 +98,7 @@ def available_card(nertz, nertz_n, stream, waste_n, river, river_n, e, t, src):
     return river[e, t, c, n - 1] if n > 0 else NO_CARD
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, error_model="numpy", inline="always")
 def stream_seat(team_seat0, team_size, alternate_roles, hand, t):
     """R4: the seat holding team t's Stream. Solo: the seat itself. Pairs: the second seat
     in even hands, the first in odd hands (always the second without alternate_roles)."""
@@ -110,7 +110,7 @@ def stream_seat(team_seat0, team_size, alternate_roles, hand, t):
     return seat0 + 1
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, error_model="numpy", inline="always")
 def shift_index(river, river_n, e, t, a, b):
     """R14/D7 for columns a -> b (b non-empty): the index in a whose card can go onto b's top,
     or -1. Columns run down one rank at a time, so that index is fixed by the ranks."""

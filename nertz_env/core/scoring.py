@@ -5,7 +5,7 @@ from __future__ import annotations
 from numba import njit
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def hand_score(st, prm, e, t):
     """R29: own Lake cards, minus Nertz cards left, plus the share of the bonus, minus
     penalties."""
@@ -19,13 +19,13 @@ def hand_score(st, prm, e, t):
     return score
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def write_hand_scores(st, prm, e, out):
     for t in range(prm.n_teams):
         out[t] = hand_score(st, prm, e, t)
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def decide_winner(totals, calls, target_score):
     """R30/D21: the team ahead of every other by (total, Nertz calls) once some total reaches
     target_score; -1 while nobody has reached it or the leaders are tied on both."""

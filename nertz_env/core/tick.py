@@ -32,7 +32,7 @@ from .state import (K_BUILD, K_CALL, K_FLIP, K_IDLE, K_ILLEGAL, K_LAKE, K_SHIFT,
                     K_WAIT)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, error_model="numpy", inline="always")
 def draw_order(rng, order, e, n_seats):
     """R22: a uniformly random priority order from the table's seeded generator."""
     for s in range(n_seats):
@@ -44,7 +44,7 @@ def draw_order(rng, order, e, n_seats):
         order[e, j] = tmp
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, error_model="numpy", inline="always")
 def end_tick(nertz_n, stream_n, turnovers, callers, status, tick, e, n_teams, auto_nertz,
              max_ticks):
     """Step 4 (D17), before the masks. Returns True when the table is idle and must burn
@@ -72,7 +72,7 @@ def end_tick(nertz_n, stream_n, turnovers, callers, status, tick, e, n_teams, au
     return burn
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def step_table(st, prm, scr, e, actions, priority, masks, applied):
     """One tick at table e. actions: [E, S] action ids; priority: [E, S], a permutation of
     seats, or -1 in column 0 to draw one; masks: [E, S, N_ACTIONS], the legal moves of the
