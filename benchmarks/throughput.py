@@ -5,7 +5,7 @@ random legal moves, masks written every tick, finished hands re-dealt inside the
     python -m benchmarks.throughput --quick    # smaller batches, for a smoke run
 
 Measures, in one run on this machine:
-- core_sps: the batched core (core.batch.play_random_batch) at B = 1, 64, 1024, 8192 for
+- core_sps: the median of 3 timed runs of the batched core (core.batch.play_random_batch) at B = 1, 64, 1024, 8192 for
   2 and 4 teams (solo seats, NNA defaults);
 - oracle_sps: the same workload in the pure-Python oracle (tests/reference.py), 2 teams;
 - ratio: core_sps at B = 8192, 4 teams / oracle_sps;
@@ -41,7 +41,8 @@ _START_SNIPPET = (
 )
 
 
-def core_sps(teams: int, n_tables: int, seconds: float) -> float:
+def core_sps(teams: int, n_tables: int, seconds: float, repeats: int = 3) -> list[float]:
+    """agent-steps/s of `repeats` timed runs of about `seconds` each (one compile first)."""
     from nertz_env import Engine, RulesConfig
     from nertz_env.core.batch import play_random_batch
 
@@ -54,14 +55,21 @@ def core_sps(teams: int, n_tables: int, seconds: float) -> float:
             eng.applied, policy_rng)
     play_random_batch(*args, 2, hands, steps)          # compile / warm
     n_ticks = 8
-    while True:                                        # grow until a run takes >= seconds
-        steps[:] = 0
+    while True:                                        # grow until a run takes >= seconds / 4
         t = time.perf_counter()
         play_random_batch(*args, n_ticks, hands, steps)
         dt = time.perf_counter() - t
-        if dt >= seconds or n_ticks >= 1 << 22:
-            return steps.sum() / dt
-        n_ticks *= max(2, int(seconds / max(dt, 1e-6) * 1.2))
+        if dt >= seconds / 4 or n_ticks >= 1 << 22:
+            break
+        n_ticks *= 2
+    n_ticks = max(1, int(n_ticks * seconds / max(dt, 1e-9)))
+    out = []
+    for _ in range(repeats):
+        steps[:] = 0
+        t = time.perf_counter()
+        play_random_batch(*args, n_ticks, hands, steps)
+        out.append(steps.sum() / (time.perf_counter() - t))
+    return out
 
 
 def oracle_sps(seconds: float) -> float:
@@ -114,17 +122,18 @@ def main(argv=None) -> dict:
     rows = []
     for teams in (2, 4):
         for b in sizes:
-            sps = core_sps(teams, b, seconds)
-            result["core_sps"][f"{teams}teams_B{b}"] = round(sps)
-            rows.append((f"core, {teams} teams", b, sps))
+            runs = sorted(core_sps(teams, b, seconds))
+            result["core_sps"][f"{teams}teams_B{b}"] = round(runs[len(runs) // 2])
+            rows.append((f"core, {teams} teams", b, runs))
     result["oracle_sps"] = round(oracle_sps(seconds * 2))
-    rows.append(("oracle (pure Python), 2 teams", 1, result["oracle_sps"]))
+    rows.append(("oracle (pure Python), 2 teams", 1, [result["oracle_sps"]]))
     top = result["core_sps"][f"4teams_B{sizes[-1]}"]
     result["ratio"] = round(top / result["oracle_sps"], 1)
 
-    print(f"{'workload':34s} {'B':>6s} {'agent-steps/s':>15s}")
-    for name, b, sps in rows:
-        print(f"{name:34s} {b:6d} {sps:15,.0f}")
+    print(f"{'workload':32s} {'B':>5s} {'agent-steps/s (median)':>23s} {'min - max of 3 runs':>25s}")
+    for name, b, runs in rows:
+        spread = f"{runs[0]:,.0f} - {runs[-1]:,.0f}" if len(runs) > 1 else ""
+        print(f"{name:32s} {b:5d} {runs[len(runs) // 2]:23,.0f} {spread:>25s}")
     print(f"ratio core (4 teams, B={sizes[-1]}) / oracle: {result['ratio']:,.1f}x")
     if "compile_s" in result:
         print(f"cold compile (import, deal, first tick; Table and batched Engine; empty cache): "
