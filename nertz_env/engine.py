@@ -25,6 +25,7 @@ from .actions import N_ACTIONS
 from .config import RulesConfig
 from .core.batch import (deal_batch, deal_range, deal_seeded_batch, masks_range, step_batch,
                          step_range, write_masks_batch, write_scores_batch)
+from .core.observe import OBS_DIM, observe_batch, observe_range
 from .core.state import allocate_masks, allocate_scratch, allocate_state, make_params
 from .layout import DECK, OVER_TRUNCATED, PLAYING
 
@@ -53,6 +54,7 @@ class Engine:
         self.actions = np.zeros((n_tables, self.config.num_seats), np.int16)
         self.priority = np.full((n_tables, self.config.num_seats), -1, np.int32)
         self._all = np.ones(n_tables, np.int8)
+        self._obs = None
         self.parallel = n_tables >= PARALLEL_MIN_TABLES if parallel is None else bool(parallel)
         self.np_random = np.random.default_rng(seed)
         self.state.rng[:] = self.np_random.integers(0, 2**63, size=n_tables, dtype=np.uint64)
@@ -149,6 +151,17 @@ class Engine:
         return self.applied
 
     # ------------------------------------------------------------------ reading
+    def observe(self) -> np.ndarray:
+        """Every seat's observation of the current position (core/observe.py):
+        float32 [B, S, OBS_DIM], written into one buffer owned by the engine."""
+        if self._obs is None:
+            self._obs = np.zeros((self.n_tables, self.config.num_seats, OBS_DIM), np.float32)
+        if self.parallel:
+            observe_batch(self.state, self.params, self.scratch, self._obs)
+        else:
+            observe_range(self.state, self.params, self.scratch, self._obs, 0, self.n_tables)
+        return self._obs
+
     def hand_scores(self) -> np.ndarray:
         """R29 (D20) for every table: int [B, T]."""
         out = np.zeros((self.n_tables, self.config.num_teams), np.int64)
