@@ -6,6 +6,25 @@ from .actions import N_ACTIONS, Move
 from .config import RulesConfig
 from .engine import Engine
 from .table import Table, TickResult
+from . import nertz_v0  # noqa: E402  (PettingZoo envs; registers nertz/nertz-v0)
 
-__all__ = ["RulesConfig", "Table", "Move", "TickResult", "Engine", "N_ACTIONS"]
+import gymnasium as _gymnasium  # noqa: E402
+
+if "nertz_env/Nertz-v0" not in _gymnasium.registry:      # importing twice must not re-register
+    _gymnasium.register(id="nertz_env/Nertz-v0", entry_point="nertz_env.gym_env:NertzGymEnv")
+
+
+def __getattr__(name):
+    """NertzGymEnv / NertzVecEnv, imported on first use (vector.py imports SB3, hence torch)."""
+    if name == "NertzGymEnv":
+        from .gym_env import NertzGymEnv
+        return NertzGymEnv
+    if name == "NertzVecEnv":
+        from .vector import NertzVecEnv
+        return NertzVecEnv
+    raise AttributeError(f"module 'nertz_env' has no attribute {name!r}")
+
+
+__all__ = ["RulesConfig", "Table", "Move", "TickResult", "Engine", "N_ACTIONS", "nertz_v0",
+           "NertzGymEnv", "NertzVecEnv"]
 __version__ = "0.1.0"

@@ -21,6 +21,7 @@ from ..actions import N_ACTIONS
 from ..layout import PLAYING
 from .deal import deal_table, shuffle_decks
 from .legal import write_table_masks
+from .observe import write_seat_observation
 from .rules import random_below
 from .scoring import decide_winner, write_hand_scores
 from .tick import step_table
@@ -200,3 +201,70 @@ def play_random_games_batch(st, prm, scr, masks, actions, priority, applied, pol
         lo, hi = chunk_bounds(c, k, E)
         _play_games_range(st, prm, scr, masks, actions, priority, applied, policy_rng,
                           hand_scores, n_hands, calls, winners, lo, hi)
+
+
+# ---------------------------------------------------------------------------- vector env
+REWARD_SCORE, REWARD_RELATIVE = 0, 1
+
+
+@njit(cache=True, error_model="numpy")
+def vec_step_range(st, prm, scr, masks, actions, priority, applied, learner_actions,
+                   learner_seat, policy_rng, reward_kind, prev_scores, cur_scores, rewards,
+                   terminated, truncated, final_scores, final_obs, lo, hi):
+    """One learner step at tables lo..hi: the learner's seat plays learner_actions[e], every
+    other seat a uniformly random legal move (chosen here, inside numba), the tick resolves.
+    rewards[e]: the change of the learner team's hand score (R29) since its last step, or that
+    minus the mean change of the other teams (relative). A finished hand is recorded
+    (terminated / truncated, final_scores) and the table re-dealt at once with the next hand
+    number (roles swap, R4); prev_scores then restart from 0 so a hand's rewards sum to its
+    score. final_obs[e, 0] keeps the learner's observation of the finished position."""
+    S = prm.n_seats
+    T = prm.n_teams
+    me = prm.seat_team[learner_seat]
+    for e in range(lo, hi):
+        for s in range(S):
+            if s == learner_seat:
+                actions[e, s] = learner_actions[e]
+            else:
+                actions[e, s] = pick_random_legal(masks, e, s, policy_rng)
+        step_table(st, prm, scr, e, actions, priority, masks, applied)
+        write_hand_scores(st, prm, e, cur_scores[e])
+        mine = cur_scores[e, me] - prev_scores[e, me]
+        if reward_kind == REWARD_RELATIVE and T > 1:
+            others = 0.0
+            for t in range(T):
+                if t != me:
+                    others += cur_scores[e, t] - prev_scores[e, t]
+            rewards[e] = mine - others / (T - 1)
+        else:
+            rewards[e] = mine
+        terminated[e] = 0
+        truncated[e] = 0
+        if st.status[e] != PLAYING:
+            if st.status[e] == 2:
+                truncated[e] = 1
+            else:
+                terminated[e] = 1
+            for t in range(T):
+                final_scores[e, t] = cur_scores[e, t]
+                prev_scores[e, t] = 0
+            write_seat_observation(st, prm, scr, e, learner_seat, final_obs, 0)
+            shuffle_decks(st, prm, e, scr.decks[e])
+            deal_table(st, prm, e, scr.decks[e], st.hand[e] + 1)
+            write_table_masks(st, prm, scr, e, masks)
+        else:
+            for t in range(T):
+                prev_scores[e, t] = cur_scores[e, t]
+
+
+@njit(cache=True, parallel=True, error_model="numpy")
+def vec_step_batch(st, prm, scr, masks, actions, priority, applied, learner_actions,
+                   learner_seat, policy_rng, reward_kind, prev_scores, cur_scores, rewards,
+                   terminated, truncated, final_scores, final_obs):
+    E = st.tick.shape[0]
+    k = n_chunks(E)
+    for c in prange(k):
+        lo, hi = chunk_bounds(c, k, E)
+        vec_step_range(st, prm, scr, masks, actions, priority, applied, learner_actions,
+                       learner_seat, policy_rng, reward_kind, prev_scores, cur_scores, rewards,
+                       terminated, truncated, final_scores, final_obs, lo, hi)

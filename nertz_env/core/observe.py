@@ -43,75 +43,75 @@ OBS_DIM = OFF_SELF + 8                                       # 791
 
 
 @njit(cache=True, inline="always", error_model="numpy")
-def put_card(obs, e, s, o, card):
+def put_card(obs, e, r, o, card):
     if card == NO_CARD:
         return
-    obs[e, s, o] = 1.0
-    obs[e, s, o + 1] = (rank(card) + 1) / 13.0
-    obs[e, s, o + 2 + suit(card)] = 1.0
+    obs[e, r, o] = 1.0
+    obs[e, r, o + 1] = (rank(card) + 1) / 13.0
+    obs[e, r, o + 2 + suit(card)] = 1.0
 
 
 @njit(cache=True, error_model="numpy")
-def write_seat_observation(st, prm, scr, e, s, obs):
-    """obs[e, s, :] for seat s of table e (scr.avail must describe the position: it does after
-    every deal and tick, as the masks do)."""
+def write_seat_observation(st, prm, scr, e, s, obs, r):
+    """obs[e, r, :] = what seat s of table e sees (scr.avail must describe the position: it
+    does after every deal and tick, as the masks do)."""
     for i in range(OBS_DIM):
-        obs[e, s, i] = 0.0
+        obs[e, r, i] = 0.0
     T = prm.n_teams
     R = prm.river_size
     t = prm.seat_team[s]
     # own Nertz pile and Stream
-    put_card(obs, e, s, OFF_NERTZ, scr.avail[e, t, 0])
-    obs[e, s, OFF_NERTZ + CARD_F] = st.nertz_n[e, t] / 13.0
-    put_card(obs, e, s, OFF_WASTE, scr.avail[e, t, 1])
-    obs[e, s, OFF_WASTE + CARD_F] = (st.stream_n[e, t] - st.waste_n[e, t]) / 52.0
-    obs[e, s, OFF_WASTE + CARD_F + 1] = st.waste_n[e, t] / 52.0
+    put_card(obs, e, r, OFF_NERTZ, scr.avail[e, t, 0])
+    obs[e, r, OFF_NERTZ + CARD_F] = st.nertz_n[e, t] / 13.0
+    put_card(obs, e, r, OFF_WASTE, scr.avail[e, t, 1])
+    obs[e, r, OFF_WASTE + CARD_F] = (st.stream_n[e, t] - st.waste_n[e, t]) / 52.0
+    obs[e, r, OFF_WASTE + CARD_F + 1] = st.waste_n[e, t] / 52.0
     # own River in full
     for c in range(R):
         for d in range(st.river_n[e, t, c]):
-            put_card(obs, e, s, OFF_RIVER + (c * 13 + d) * CARD_F, st.river[e, t, c, d])
+            put_card(obs, e, r, OFF_RIVER + (c * 13 + d) * CARD_F, st.river[e, t, c, d])
     # the Lake
     for p in range(st.lake_piles[e]):
         n = st.lake_n[e, p]
         top = st.lake[e, p, n - 1] % 52
-        obs[e, s, OFF_LAKE_SUIT + suit(top)] += n / (13.0 * T)
+        obs[e, r, OFF_LAKE_SUIT + suit(top)] += n / (13.0 * T)
     for card in range(52):
         if rank(card) != 0:
-            obs[e, s, OFF_LAKE_NEXT + card] = st.lake_next[e, card] / T
+            obs[e, r, OFF_LAKE_NEXT + card] = st.lake_next[e, card] / T
     for p in range(st.lake_piles[e]):
         first = st.lake[e, p, 0] % 52
-        obs[e, s, OFF_LAKE_NEXT + first] -= 1.0 / T
+        obs[e, r, OFF_LAKE_NEXT + first] -= 1.0 / T
     for su in range(4):
-        obs[e, s, OFF_LAKE_NEXT + su * 13] += 1.0        # T aces per suit (T / T), minus started
+        obs[e, r, OFF_LAKE_NEXT + su * 13] += 1.0        # T aces per suit (T / T), minus started
     # opponents, seen from this team
     for k in range(1, T):
         u = (t + k) % T
         o = OFF_OPP + (k - 1) * OPP_F
         for src in range(SRC_RIVER0 + R):
-            put_card(obs, e, s, o + src * CARD_F, scr.avail[e, u, src])
-        obs[e, s, o + 7 * CARD_F] = st.nertz_n[e, u] / 13.0
-        obs[e, s, o + 7 * CARD_F + 1] = st.stream_n[e, u] / 52.0
-        obs[e, s, o + 7 * CARD_F + 2] = st.waste_n[e, u] / 52.0
-        obs[e, s, o + 7 * CARD_F + 3] = 1.0
+            put_card(obs, e, r, o + src * CARD_F, scr.avail[e, u, src])
+        obs[e, r, o + 7 * CARD_F] = st.nertz_n[e, u] / 13.0
+        obs[e, r, o + 7 * CARD_F + 1] = st.stream_n[e, u] / 52.0
+        obs[e, r, o + 7 * CARD_F + 2] = st.waste_n[e, u] / 52.0
+        obs[e, r, o + 7 * CARD_F + 3] = 1.0
     # self
     wait = st.ready[e, s] - st.tick[e]
-    obs[e, s, OFF_SELF] = 1.0 if wait <= 0 else 0.0
-    obs[e, s, OFF_SELF + 1] = min(max(wait, 0), 10) / 10.0
-    obs[e, s, OFF_SELF + 2] = min(st.tick[e] / prm.max_ticks, 1.0)
+    obs[e, r, OFF_SELF] = 1.0 if wait <= 0 else 0.0
+    obs[e, r, OFF_SELF + 1] = min(max(wait, 0), 10) / 10.0
+    obs[e, r, OFF_SELF + 2] = min(st.tick[e] / prm.max_ticks, 1.0)
     holds_stream = s == stream_seat(prm.team_seat0, prm.team_size, prm.alternate_roles,
                                     st.hand[e], t)
-    obs[e, s, OFF_SELF + 3] = 1.0 if holds_stream else 0.0
-    obs[e, s, OFF_SELF + 4] = 1.0 if (prm.team_size[t] == 1 or not holds_stream) else 0.0
-    obs[e, s, OFF_SELF + 5] = 1.0 if prm.team_size[t] == 2 else 0.0
-    obs[e, s, OFF_SELF + 6] = 1.0 if st.hand[e] % 2 == 1 else 0.0
-    obs[e, s, OFF_SELF + 7] = T / 8.0
+    obs[e, r, OFF_SELF + 3] = 1.0 if holds_stream else 0.0
+    obs[e, r, OFF_SELF + 4] = 1.0 if (prm.team_size[t] == 1 or not holds_stream) else 0.0
+    obs[e, r, OFF_SELF + 5] = 1.0 if prm.team_size[t] == 2 else 0.0
+    obs[e, r, OFF_SELF + 6] = 1.0 if st.hand[e] % 2 == 1 else 0.0
+    obs[e, r, OFF_SELF + 7] = T / 8.0
 
 
 @njit(cache=True, error_model="numpy")
 def observe_range(st, prm, scr, obs, lo, hi):
     for e in range(lo, hi):
         for s in range(prm.n_seats):
-            write_seat_observation(st, prm, scr, e, s, obs)
+            write_seat_observation(st, prm, scr, e, s, obs, s)
 
 
 @njit(cache=True, parallel=True, error_model="numpy")

@@ -1,0 +1,373 @@
+"""NertzParallelEnv: the PettingZoo Parallel view of one Engine table.
+
+Owns: agent names, spaces, reward shaping, episode bookkeeping (hands of a game), state
+snapshots. It holds no rules: every tick is `Engine.step`, every observation `Engine.observe`,
+every mask `Engine.masks`, every score `Engine.hand_scores`.
+
+## Description
+Nertz (Nerts, Pounce) for 2 to 8 teams of one or two players, played in discrete speed ticks:
+every agent acts every step, the engine resolves the moves of a tick together (RULES.md R20-R23).
+One step of this environment is one tick of the table.
+
+## Action Space
+`Discrete(322)` for every agent: the numbering of `nertz_env/actions.py` (0 = wait, 1 = flip,
+2 = call, 3-9 to the Lake, 10-19 builds, 20-279 River shifts, 280-321 stacks). Legal ids are
+marked by `action_mask`. An agent left out of `actions` (or given None) waits. An illegal id
+costs `penalty_points` under the default `illegal_move="penalize"` (R31) and never raises;
+an id outside 0..321 is a ValueError naming the agent and the id.
+
+## Observation Space
+`Dict({"observation": Box(-1, 1, (OBS_DIM,), float32), "action_mask": Box(0, 1, (322,), int8)})`:
+the flat vector of `nertz_env/core/observe.py` (its docstring tables the segments; face-down
+cards never appear) and the agent's legal moves. The same mask is in `infos[agent]["action_mask"]`.
+
+## Rewards (`reward=`)
+- `"score"`: each step, the change of the agent's team hand score (R29, `Engine.hand_scores`)
+  since the previous step. The baseline of every hand is 0, so the first step of a hand also
+  carries the dealt position's score (-nertz_penalty per Nertz card): the rewards of one hand
+  sum exactly to its R29 score, and over a game (`episode="game"`) to the team's total.
+- `"relative"`: the "score" reward minus the mean of the other teams' "score" rewards. Summed
+  over teams (one agent per team) it is zero every step.
+- `"win"`: 0 on every step but the last of a game, where the winning team's agents get +1 and
+  every other agent -1. It needs `episode="game"` (a single hand has no winner under R30):
+  `reward="win"` with `episode="hand"` is a ValueError.
+
+## Episode End
+- `episode="hand"` (default): one hand. A Nertz call ends it: `terminations` all True. The
+  hand reaching `max_ticks` (R26) ends it: `truncations` all True.
+- `episode="game"`: hands numbered 0, 1, 2, ... (two-player teams swap roles, R4) are dealt one
+  after another until `nertz_env.game.decide_winner` names a winner (R30); then `terminations`
+  are all True. A step that ends a hand but not the game returns the new hand's first
+  observation (its reward still belongs to the finished hand). If `nertz_env.game.MAX_HANDS`
+  hands pass without a winner, `truncations` are all True.
+After either, `agents` is empty until `reset()`.
+
+## Arguments
+Every `RulesConfig` field as a keyword (`num_teams`, `team_sizes`, `river_size`, ..., `max_ticks`),
+with `illegal_move` defaulting to `"penalize"` here; or `config=RulesConfig(...)` (fields given
+as keywords override it). Then `render_mode` (None, "ansi", "human"), `episode` ("hand" |
+"game"), `reward` ("score" | "relative" | "win"), `observation` ("flat"). A bad name or value
+is a ValueError. `reset(seed=..., options={"layout": layout})` starts from an API.md layout
+(other option keys are ignored).
+
+## Version History
+- v0: initial release.
+"""
+from __future__ import annotations
+
+import copy
+import dataclasses
+import operator
+
+import numpy as np
+from gymnasium import logger, spaces
+from pettingzoo import ParallelEnv
+
+from .actions import N_ACTIONS, WAIT
+from .config import RulesConfig
+from .core.observe import OBS_DIM
+from .core.state import NertzState, copy_table
+from .engine import Engine
+from .game import MAX_HANDS, decide_winner
+from .layout import OVER_TRUNCATED, PLAYING
+from .table import Table
+
+EPISODES = ("hand", "game")
+REWARDS = ("score", "relative", "win")
+OBSERVATIONS = ("flat",)
+RENDER_MODES = ("ansi", "human")
+RULE_FIELDS = tuple(f.name for f in dataclasses.fields(RulesConfig) if f.init)
+
+# state(): every state array but the generator key (rng), then the game's totals and calls
+_STATE_FIELDS = tuple(f for f in NertzState._fields if f != "rng")
+_BIG = float(np.finfo(np.float32).max)
+
+
+class NertzParallelEnv(ParallelEnv):
+    """Nertz as a PettingZoo ParallelEnv over one Engine table (see the module docstring)."""
+
+    metadata = {"name": "nertz_v0", "render_modes": list(RENDER_MODES), "is_parallelizable": True}
+
+    def __init__(self, config: RulesConfig | None = None, *, render_mode: str | None = None,
+                 episode: str = "hand", reward: str = "score", observation: str = "flat",
+                 **rules):
+        unknown = sorted(set(rules) - set(RULE_FIELDS))
+        if unknown:
+            raise ValueError(f"unknown keyword argument(s) {unknown}: allowed are the RulesConfig "
+                             f"fields {list(RULE_FIELDS)} and config, render_mode, episode, "
+                             f"reward, observation")
+        if config is None:
+            rules.setdefault("illegal_move", "penalize")
+            config = RulesConfig(**rules)
+        elif not isinstance(config, RulesConfig):
+            raise ValueError(f"config must be a RulesConfig, got {type(config).__name__}")
+        elif rules:
+            config = config.replace(**rules)
+        if render_mode is not None and render_mode not in RENDER_MODES:
+            raise ValueError(f"render_mode={render_mode!r}: one of None, {', '.join(map(repr, RENDER_MODES))}")
+        if episode not in EPISODES:
+            raise ValueError(f"episode={episode!r}: one of {EPISODES}")
+        if reward not in REWARDS:
+            raise ValueError(f"reward={reward!r}: one of {REWARDS}")
+        if reward == "win" and episode != "game":
+            raise ValueError("reward='win' is decided at the end of a game (R30): use it with "
+                             "episode='game'")
+        if observation not in OBSERVATIONS:
+            raise ValueError(f"observation={observation!r}: one of {OBSERVATIONS}")
+
+        self.config = config
+        self.render_mode = render_mode
+        self.episode, self.reward, self.observation = episode, reward, observation
+        self._engine = Engine(config, n_tables=1)
+        self._table = Table(self._engine)
+
+        S, T = config.num_seats, config.num_teams
+        self.possible_agents = [f"player_{i}" for i in range(S)]
+        self.agents: list[str] = []
+        self._seat = {a: s for s, a in enumerate(self.possible_agents)}
+        self._agent_team = {a: config.seat_team[s] for a, s in self._seat.items()}
+        self._sizes = config.sizes
+        # one object per agent, returned by every call (PettingZoo's checkers compare identity)
+        self.observation_spaces = {a: spaces.Dict({
+            "observation": spaces.Box(-1.0, 1.0, (OBS_DIM,), np.float32),
+            "action_mask": spaces.Box(0, 1, (N_ACTIONS,), np.int8),
+        }) for a in self.possible_agents}
+        self.action_spaces = {a: spaces.Discrete(N_ACTIONS) for a in self.possible_agents}
+        self.state_space = _state_space(self._engine.state)
+
+        self._actions = np.zeros((1, S), np.int64)
+        self._applied = np.zeros(S, bool)
+        self._prev = np.zeros(T, np.int64)        # team hand scores after the previous step
+        self._totals = np.zeros(T, np.int64)      # game: finished hands' scores
+        self._calls = np.zeros(T, np.int64)       # game: Nertz calls (R30 tie-break)
+        self._hands = 0                           # game: hands finished
+
+    # ------------------------------------------------------------------ spaces
+    def observation_space(self, agent):
+        return self.observation_spaces[agent]
+
+    def action_space(self, agent):
+        return self.action_spaces[agent]
+
+    # ------------------------------------------------------------------ episode
+    def reset(self, seed=None, options=None):
+        eng = self._engine
+        eng.reset(seed=seed, hands=[0])
+        layout = (options or {}).get("layout") if isinstance(options, dict) else None
+        if layout is not None:
+            src = Table.from_layout(layout, self.config)
+            if src.hand_over:
+                raise ValueError("options['layout'] describes a finished hand (callers named or "
+                                 "tick >= max_ticks); give a position still in play")
+            key = eng.state.rng[0]                 # keep this env's seeded tick order (R22)
+            copy_table(src.engine.state, 0, eng.state, 0)
+            eng.state.rng[0] = key
+            eng.refresh_masks()
+        self.agents = self.possible_agents[:]
+        self._applied[:] = False
+        self._prev[:] = 0
+        self._totals[:] = 0
+        self._calls[:] = 0
+        self._hands = 0
+        obs, masks = self._observe()
+        return obs, self._infos(masks)
+
+    def step(self, actions):
+        if not self.agents:
+            raise ValueError("step() after the episode ended: call reset() first")
+        eng, acts = self._engine, self._actions
+        acts[:] = WAIT
+        for agent, action in actions.items():
+            seat = self._seat.get(agent)
+            if seat is None:
+                raise ValueError(f"unknown agent {agent!r}: agents are {self.possible_agents}")
+            if action is not None:
+                acts[0, seat] = _action_id(agent, action)
+        self._applied[:] = eng.step(acts)[0] != 0
+
+        scores = eng.hand_scores()[0]
+        delta = scores - self._prev
+        self._prev = scores
+        terminated = truncated = False
+        win = None
+        if eng.state.status[0] != PLAYING:
+            if self.episode == "hand":
+                truncated = bool(eng.state.status[0] == OVER_TRUNCATED)
+                terminated = not truncated
+            else:
+                self._totals += scores
+                self._calls += eng.state.callers[0]
+                self._hands += 1
+                win = decide_winner(self._totals, self._calls, self.config.target_score)
+                if win is not None:
+                    terminated = True
+                elif self._hands >= MAX_HANDS:
+                    truncated = True
+                else:                                  # next hand of the game (R4 roles)
+                    eng.reset(hands=[int(eng.state.hand[0]) + 1])
+                    self._prev = np.zeros_like(scores)
+        rewards = self._rewards(delta, win)
+        obs, masks = self._observe()
+        infos = self._infos(masks)
+        agents = self.agents
+        terminations = {a: terminated for a in agents}
+        truncations = {a: truncated for a in agents}
+        if terminated or truncated:
+            self.agents = []
+        if self.render_mode == "human":
+            self.render()
+        return obs, rewards, terminations, truncations, infos
+
+    def _rewards(self, delta, win):
+        T = self.config.num_teams
+        if self.reward == "score":
+            team = delta.astype(np.float64)
+        elif self.reward == "relative":
+            team = delta - (delta.sum() - delta) / (T - 1)
+        else:
+            team = np.zeros(T)
+            if win is not None:
+                team[:] = -1.0
+                team[win] = 1.0
+        team = team.tolist()
+        return {a: float(team[self._agent_team[a]]) for a in self.agents}
+
+    def _observe(self):
+        obs = self._engine.observe()[0].copy()       # the engine reuses its buffer
+        masks = self._engine.masks[0].copy()
+        return ({a: {"observation": obs[self._seat[a]], "action_mask": masks[self._seat[a]]}
+                 for a in self.agents}, masks)
+
+    def _infos(self, masks):
+        s = self._engine.state
+        tick, hand = int(s.tick[0]), int(s.hand[0])
+        out = {}
+        for a in self.agents:
+            seat = self._seat[a]
+            team = self._agent_team[a]
+            out[a] = {"team": team, "role": self._role(seat, team, hand),
+                      "applied": bool(self._applied[seat]), "tick": tick, "hand": hand,
+                      "action_mask": masks[seat]}
+        return out
+
+    def _role(self, seat, team, hand) -> str:
+        """R4: "solo", or who holds the Nertz pile / the Stream in a two-player team."""
+        if self._sizes[team] == 1:
+            return "solo"
+        first = seat == self.config.seat_team.index(team)
+        first_holds_nertz = not (self.config.alternate_roles and hand % 2 == 1)
+        return "nertz" if first == first_holds_nertz else "stream"
+
+    # ------------------------------------------------------------------ views
+    @property
+    def table(self) -> Table:
+        """The readable Table over this env's engine (hand_scores(), layout(), render())."""
+        return self._table
+
+    @property
+    def engine(self) -> Engine:
+        return self._engine
+
+    def render(self):
+        if self.render_mode is None:
+            logger.warn("render() without a render_mode: give render_mode='ansi' or 'human'")
+            return None
+        text = self._table.render()
+        if self.render_mode == "ansi":
+            return text
+        print(text)
+        return None
+
+    def close(self):
+        pass
+
+    def state(self) -> np.ndarray:
+        """The full table for centralized critics: every state array of layout.py but the
+        generator key, raveled in NertzState order and cast to float32, then the game's
+        totals and Nertz calls per team (zeros with episode="hand")."""
+        s = self._engine.state
+        parts = [getattr(s, name)[0].ravel() for name in _STATE_FIELDS]
+        parts += [self._totals, self._calls]
+        return np.concatenate(parts).astype(np.float32)
+
+    # ------------------------------------------------------------------ snapshots
+    def get_state(self) -> dict:
+        """A deep copy of everything that decides what follows: the engine's state arrays and
+        generator, the reward baseline, the game's hands/totals/calls and the live agents."""
+        eng = self._engine
+        return {
+            "engine": {name: arr.copy() for name, arr in eng.state._asdict().items()},
+            "np_random": copy.deepcopy(eng.np_random.bit_generator.state),
+            "prev_scores": self._prev.copy(), "totals": self._totals.copy(),
+            "calls": self._calls.copy(), "hands": self._hands,
+            "applied": self._applied.copy(), "agents": list(self.agents),
+        }
+
+    def set_state(self, snapshot: dict):
+        """Restore a get_state() snapshot of an env with the same config; returns the
+        (observations, infos) of the restored position."""
+        eng = self._engine
+        try:
+            arrays = snapshot["engine"]
+            for name, dst in eng.state._asdict().items():
+                src = np.asarray(arrays[name])
+                if src.shape != dst.shape:
+                    raise ValueError(f"set_state: engine array {name!r} has shape {src.shape}; "
+                                     f"this env's config needs {dst.shape}")
+            rng_state = snapshot["np_random"]
+            agents = list(snapshot["agents"])
+            prev, totals, calls = (np.asarray(snapshot[k], np.int64) for k in
+                                   ("prev_scores", "totals", "calls"))
+            applied = np.asarray(snapshot["applied"], bool)
+            hands = int(snapshot["hands"])
+        except (KeyError, TypeError) as err:
+            raise ValueError(f"set_state needs a dict from get_state(): {err!r}") from None
+        if not set(agents) <= set(self.possible_agents):
+            raise ValueError(f"set_state: agents {agents} are not among {self.possible_agents}")
+        for name, dst in eng.state._asdict().items():
+            dst[...] = arrays[name]
+        eng.np_random.bit_generator.state = copy.deepcopy(rng_state)
+        eng.refresh_masks()
+        self._prev, self._totals, self._calls = prev.copy(), totals.copy(), calls.copy()
+        self._applied[:] = applied
+        self._hands = hands
+        self.agents = agents
+        obs, masks = self._observe()
+        return obs, self._infos(masks)
+
+    def __repr__(self) -> str:
+        return (f"NertzParallelEnv({self.config.num_teams} teams, seats {self.config.num_seats}, "
+                f"episode={self.episode!r}, reward={self.reward!r})")
+
+    def __str__(self) -> str:
+        return "nertz_v0"
+
+
+def _action_id(agent, action) -> int:
+    """An action as an int id in 0..N_ACTIONS-1, else a ValueError naming agent and id."""
+    a = action
+    if isinstance(a, np.ndarray) and a.size == 1:
+        a = a.reshape(()).item() if np.issubdtype(a.dtype, np.integer) else a
+    if isinstance(a, (bool, np.bool_)):
+        raise ValueError(f"{agent}: action {action!r} is not an int id 0..{N_ACTIONS - 1}")
+    try:
+        a = operator.index(a)
+    except TypeError:
+        raise ValueError(f"{agent}: action {action!r} is not an int id 0..{N_ACTIONS - 1}") from None
+    if not 0 <= a < N_ACTIONS:
+        raise ValueError(f"{agent}: action id {a} is out of range: action ids are 0..{N_ACTIONS - 1}")
+    return a
+
+
+def _state_space(state: NertzState) -> spaces.Box:
+    """Bounds of state(): each array's dtype range, then unbounded-ish game totals/calls."""
+    lows, highs = [], []
+    for name in _STATE_FIELDS:
+        arr = getattr(state, name)[0]
+        info = np.iinfo(arr.dtype)
+        lows.append(np.full(arr.size, info.min, np.float32))
+        highs.append(np.full(arr.size, info.max, np.float32))
+    T = state.callers.shape[1]
+    lows += [np.full(T, -_BIG, np.float32), np.zeros(T, np.float32)]
+    highs += [np.full(T, _BIG, np.float32), np.full(T, MAX_HANDS, np.float32)]
+    return spaces.Box(np.concatenate(lows), np.concatenate(highs), dtype=np.float32)

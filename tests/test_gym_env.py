@@ -1,0 +1,208 @@
+"""NertzGymEnv (nertz_env/gym_env.py, `nertz_env/Nertz-v0`): the Gymnasium and SB3 checkers,
+determinism, rewards that sum to the hand score, layout resets, illegal actions, opponents."""
+from __future__ import annotations
+
+import gymnasium
+import numpy as np
+import pytest
+from gymnasium.utils.env_checker import check_env
+
+import nertz_env  # noqa: F401  (registers nertz_env/Nertz-v0)
+from nertz_env import Table
+from nertz_env.actions import LAKE0, N_ACTIONS
+from nertz_env.core.observe import OBS_DIM
+from nertz_env.gym_env import NertzGymEnv
+from nertz_env.layout import SRC_NERTZ
+
+FORMATS = [dict(num_teams=2), dict(num_teams=4), dict(num_teams=8),
+           dict(num_teams=2, team_sizes=(2, 1))]
+IDS = ["2teams", "4teams", "8teams", "pair_vs_solo"]
+
+LAYOUT = {
+    "lake": [["AH", "2H@1"]],
+    "teams": [
+        {"nertz": ["9D", "3H"], "river": [["KS", "QH"], ["7D"], [], ["3C"]],
+         "stream": ["4H", "JD", "2S", "8C"], "waste": 2},
+        {"nertz": ["KC"], "river": [[], [], [], []], "stream": [], "waste": 0},
+    ]}
+
+
+def play(env, seed, n_steps=None, action_seed=0, legal_only=True):
+    """Play until the hand ends (or n_steps): returns the list of (obs, reward, term, trunc,
+    info) and the reset's (obs, info)."""
+    rng = np.random.default_rng(action_seed)
+    first = env.reset(seed=seed)
+    info = first[1]
+    out = []
+    while n_steps is None or len(out) < n_steps:
+        if legal_only:
+            a = int(rng.choice(np.flatnonzero(info["action_mask"])))
+        else:
+            a = int(rng.integers(N_ACTIONS))
+        step = env.step(a)
+        out.append(step)
+        info = step[4]
+        if step[2] or step[3]:
+            break
+    return first, out
+
+
+def same(a, b) -> bool:
+    if isinstance(a, dict):
+        return a.keys() == b.keys() and all(same(a[k], b[k]) for k in a)
+    if isinstance(a, (tuple, list)):
+        return len(a) == len(b) and all(same(x, y) for x, y in zip(a, b))
+    if isinstance(a, np.ndarray):
+        return a.dtype == b.dtype and np.array_equal(a, b)
+    return type(a) is type(b) and a == b
+
+
+@pytest.mark.parametrize("kw", FORMATS, ids=IDS)
+def test_gymnasium_check_env(kw):
+    env = gymnasium.make("nertz_env/Nertz-v0", render_mode="ansi", max_ticks=300, **kw)
+    check_env(env.unwrapped)
+    obs, info = env.reset(seed=0)
+    assert obs.shape == (OBS_DIM,) and obs.dtype == np.float32
+    assert env.observation_space.contains(obs)
+    assert isinstance(env.render(), str)
+    env.close()
+
+
+@pytest.mark.parametrize("kw", FORMATS, ids=IDS)
+def test_sb3_check_env(kw):
+    pytest.importorskip("stable_baselines3")
+    from stable_baselines3.common.env_checker import check_env as sb3_check_env
+    sb3_check_env(NertzGymEnv(max_ticks=300, **kw), warn=True)
+
+
+def test_spaces_and_info():
+    env = NertzGymEnv(num_teams=3)
+    assert env.observation_space == gymnasium.spaces.Box(-1, 1, (OBS_DIM,), np.float32)
+    assert env.action_space == gymnasium.spaces.Discrete(N_ACTIONS)
+    assert env.config.illegal_move == "penalize"
+    obs, info = env.reset(seed=3)
+    assert set(info) >= {"action_mask", "applied", "tick", "team", "hand_scores"}
+    assert info["action_mask"].dtype == bool and info["action_mask"].shape == (N_ACTIONS,)
+    assert np.array_equal(info["action_mask"], env.action_masks())
+    assert np.array_equal(env.action_masks(), env.engine.masks[0, 0].astype(bool))
+    assert info["tick"] == 0 and info["team"] == 0 and info["hand_scores"] == [-26] * 3
+    assert np.array_equal(obs, env.engine.observe()[0, 0])
+
+
+@pytest.mark.parametrize("kw", [dict(num_teams=4), dict(num_teams=2, team_sizes=(2, 1))],
+                         ids=["4teams", "pair_vs_solo"])
+def test_same_seed_same_actions_same_everything(kw):
+    a = play(NertzGymEnv(max_ticks=400, **kw), seed=11, action_seed=5)
+    b = play(NertzGymEnv(max_ticks=400, **kw), seed=11, action_seed=5)
+    assert len(a[1]) > 10 and same(a, b)
+    # the same env object, reset again with the same seed, replays it too
+    env = NertzGymEnv(max_ticks=400, **kw)
+    play(env, seed=99, action_seed=1)
+    assert same(play(env, seed=11, action_seed=5), a)
+    # and a different seed deals a different hand
+    c = play(NertzGymEnv(max_ticks=400, **kw), seed=12, action_seed=5)
+    assert not np.array_equal(a[0][0], c[0][0])
+
+
+@pytest.mark.parametrize("kw", [dict(num_teams=2), dict(num_teams=4),
+                                dict(num_teams=3, team_sizes=(2, 1, 1), learner_seat=1)],
+                         ids=["2teams", "4teams", "pair_second_seat"])
+@pytest.mark.parametrize("reward", ["score", "relative"])
+def test_rewards_sum_to_the_hand_score(kw, reward):
+    env = NertzGymEnv(max_ticks=250, reward=reward, **kw)
+    ended = 0
+    for seed in range(3):
+        _, steps = play(env, seed=seed, action_seed=seed, legal_only=seed != 1)
+        total = sum(s[1] for s in steps)
+        final = steps[-1][4]["hand_scores"]
+        me = env.team
+        assert steps[-1][2] or steps[-1][3]
+        ended += steps[-1][2]
+        want = final[me]
+        if reward == "relative":
+            want -= (sum(final) - final[me]) / (len(final) - 1)
+        assert total == pytest.approx(want)
+        assert steps[-1][3] == (steps[-1][4]["tick"] >= 250 and not steps[-1][2])
+    if kw == dict(num_teams=4):
+        assert ended > 0           # random 4-team hands end by a call well inside 250 ticks
+
+
+def test_illegal_actions_are_penalized_not_fatal():
+    env = NertzGymEnv(num_teams=2, penalty_points=5)
+    obs, info = env.reset(seed=0)
+    illegal = int(np.flatnonzero(~info["action_mask"])[0])
+    obs, r, term, trunc, info = env.step(illegal)
+    assert info["applied"] is False
+    assert r == -26 - 5 and info["hand_scores"][0] == -31
+    illegal = int(np.flatnonzero(~info["action_mask"])[-1])
+    obs, r, term, trunc, info = env.step(illegal)
+    assert r == -5 and env.engine.state.penalties[0, 0] == 2
+    # every action id, legal or not, is accepted
+    for a in range(0, N_ACTIONS, 7):
+        env.step(a)
+    with pytest.raises(ValueError, match="illegal"):
+        env2 = NertzGymEnv(num_teams=2, illegal_move="raise")
+        _, info = env2.reset(seed=0)
+        env2.step(int(np.flatnonzero(~info["action_mask"])[0]))
+
+
+def test_layout_reset():
+    env = NertzGymEnv(num_teams=2, render_mode="ansi")
+    obs, info = env.reset(seed=4, options={"layout": LAYOUT})
+    lay = env.table.layout()
+    assert lay["lake"] == LAYOUT["lake"] and lay["teams"][0]["nertz"] == ["9D", "3H"]
+    assert lay["teams"][0]["river"] == LAYOUT["teams"][0]["river"]
+    assert info["hand_scores"] == env.table.hand_scores()
+    assert np.array_equal(obs, env.engine.observe()[0, 0])
+    assert np.array_equal(info["action_mask"], Table.from_layout(LAYOUT).action_mask(0))
+    assert info["action_mask"][LAKE0 + SRC_NERTZ]            # 3H onto the Lake's 2H
+    obs, r, term, trunc, info = env.step(LAKE0 + SRC_NERTZ)
+    assert info["applied"] and env.table.layout()["lake"][0][-1] == "3H"
+    assert "3H" in env.render()
+    # a layout reset is as deterministic as a dealt one
+    env.reset(seed=4, options={"layout": LAYOUT})
+    x = [env.step(0) for _ in range(5)]
+    env.reset(seed=4, options={"layout": LAYOUT})
+    y = [env.step(0) for _ in range(5)]
+    assert same(x, y)
+    with pytest.raises(ValueError):
+        env.reset(options={"layout": {"lake": [], "teams": "nope"}})
+
+
+class CountingAgent:
+    """An agent of the agents-issue interface: plays its first legal move."""
+
+    def __init__(self):
+        self.calls = 0
+
+    def act(self, observation, action_mask):
+        assert observation.shape == (OBS_DIM,) and observation.dtype == np.float32
+        assert action_mask.shape == (N_ACTIONS,)
+        self.calls += 1
+        return int(np.flatnonzero(action_mask)[-1])
+
+
+def test_agent_opponents():
+    agents = [CountingAgent(), CountingAgent()]
+    env = NertzGymEnv(num_teams=3, opponents=agents, max_ticks=50)
+    _, steps = play(env, seed=0)
+    assert agents[0].calls == agents[1].calls == len(steps)
+    # one agent for every other seat; a callable works too
+    env = NertzGymEnv(num_teams=4, opponents=lambda o, m: 0, max_ticks=20)
+    _, steps = play(env, seed=0)
+    assert len(steps) == 20 and steps[-1][3]
+    assert steps[-1][4]["hand_scores"][1:] == [-26, -26, -26]      # waiting opponents
+    with pytest.raises(ValueError, match="one agent per other seat"):
+        NertzGymEnv(num_teams=4, opponents=[CountingAgent()])
+    with pytest.raises(ValueError, match="reward"):
+        NertzGymEnv(reward="win")
+    with pytest.raises(ValueError, match="learner_seat"):
+        NertzGymEnv(num_teams=2, learner_seat=2)
+
+
+def test_render_modes(capsys):
+    env = gymnasium.make("nertz_env/Nertz-v0", render_mode="human")
+    env.reset(seed=0)
+    assert "Team 0" in capsys.readouterr().out
+    env.step(0)
+    assert "tick 1" in capsys.readouterr().out
