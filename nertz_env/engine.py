@@ -25,7 +25,8 @@ from .actions import N_ACTIONS
 from .config import RulesConfig
 from .core.batch import (deal_batch, deal_range, deal_seeded_batch, masks_range, step_batch,
                          step_range, write_masks_batch, write_scores_batch)
-from .core.observe import OBS_DIM, observe_batch, observe_range
+from .core.observe import (OBS_DIM, observe_batch, observe_range, observe_seat_batch,
+                           observe_seat_range)
 from .core.state import allocate_masks, allocate_scratch, allocate_state, make_params
 from .layout import DECK, OVER_TRUNCATED, PLAYING
 
@@ -55,6 +56,7 @@ class Engine:
         self.priority = np.full((n_tables, self.config.num_seats), -1, np.int32)
         self._all = np.ones(n_tables, np.int8)
         self._obs = None
+        self._seat_obs = None
         self.parallel = n_tables >= PARALLEL_MIN_TABLES if parallel is None else bool(parallel)
         self.np_random = np.random.default_rng(seed)
         self.state.rng[:] = self.np_random.integers(0, 2**63, size=n_tables, dtype=np.uint64)
@@ -151,9 +153,21 @@ class Engine:
         return self.applied
 
     # ------------------------------------------------------------------ reading
-    def observe(self) -> np.ndarray:
+    def observe(self, seat: int | None = None) -> np.ndarray:
         """Every seat's observation of the current position (core/observe.py):
-        float32 [B, S, OBS_DIM], written into one buffer owned by the engine."""
+        float32 [B, S, OBS_DIM], written into one buffer owned by the engine. With `seat`,
+        only that seat's, as float32 [B, 1, OBS_DIM] (a learner's view, S times less work)."""
+        if seat is not None:
+            if not 0 <= seat < self.config.num_seats:
+                raise ValueError(f"seat={seat!r}: seats are 0..{self.config.num_seats - 1}")
+            if self._seat_obs is None:
+                self._seat_obs = np.zeros((self.n_tables, 1, OBS_DIM), np.float32)
+            if self.parallel:
+                observe_seat_batch(self.state, self.params, self.scratch, self._seat_obs, seat)
+            else:
+                observe_seat_range(self.state, self.params, self.scratch, self._seat_obs, seat,
+                                   0, self.n_tables)
+            return self._seat_obs
         if self._obs is None:
             self._obs = np.zeros((self.n_tables, self.config.num_seats, OBS_DIM), np.float32)
         if self.parallel:

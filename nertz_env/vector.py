@@ -71,7 +71,7 @@ class NertzVecEnv(_VecEnvBase):
         self._policy_rng[:] = self.engine.np_random.integers(0, 2**63, size=self.num_envs,
                                                              dtype=np.uint64)
         self._prev[:] = 0
-        return self.engine.observe()[:, self.learner_seat].copy()
+        return self.engine.observe(self.learner_seat)[:, 0].copy()
 
     def seed(self, seed=None):
         self._seed = seed
@@ -95,7 +95,7 @@ class NertzVecEnv(_VecEnvBase):
             vec_step_batch(*args)
         else:
             vec_step_range(*args, 0, self.num_envs)
-        obs = eng.observe()[:, self.learner_seat].copy()
+        obs = eng.observe(self.learner_seat)[:, 0].copy()
         done = (self._term | self._trunc).astype(bool)
         infos = [{} for _ in range(self.num_envs)]
         for e in np.flatnonzero(done):

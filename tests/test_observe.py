@@ -95,3 +95,14 @@ def test_batched_observation_equals_single_tables():
         copy_table(eng.state, e, one.state, 0)
         one.refresh_masks()
         assert np.array_equal(one.observe()[0], batch[e])
+
+
+def test_one_seat_observation_equals_that_seat_of_all():
+    from nertz_env import Engine
+    for n_tables in (3, 300):                    # serial and parallel kernels
+        eng = Engine(RulesConfig(num_teams=3), n_tables=n_tables, seed=2)
+        eng.reset()
+        eng.step(np.zeros((n_tables, 3), np.int64))
+        everyone = eng.observe().copy()
+        for seat in range(3):
+            assert np.array_equal(eng.observe(seat)[:, 0], everyone[:, seat])

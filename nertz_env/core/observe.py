@@ -114,6 +114,21 @@ def observe_range(st, prm, scr, obs, lo, hi):
             write_seat_observation(st, prm, scr, e, s, obs, s)
 
 
+@njit(cache=True, error_model="numpy")
+def observe_seat_range(st, prm, scr, obs, seat, lo, hi):
+    """Only seat `seat` of every table, into obs[e, 0] (a learner's view)."""
+    for e in range(lo, hi):
+        write_seat_observation(st, prm, scr, e, seat, obs, 0)
+
+
+@njit(cache=True, parallel=True, error_model="numpy")
+def observe_seat_batch(st, prm, scr, obs, seat):
+    E = st.tick.shape[0]
+    k = min(E, 64)
+    for c in prange(k):
+        observe_seat_range(st, prm, scr, obs, seat, c * E // k, (c + 1) * E // k)
+
+
 @njit(cache=True, parallel=True, error_model="numpy")
 def observe_batch(st, prm, scr, obs):
     E = st.tick.shape[0]
