@@ -3,6 +3,8 @@
     nertz play --teams 4 --every 50 --seed 0     one hand, random legal moves, the table
                                                  printed every 50 ticks, then the scores
     nertz game --teams 3 --seed 1                whole games to target_score (R30)
+    nertz tournament                             the shipped bots, duplicate deals, a
+                                                 leaderboard (agents/tournament.py)
 """
 from __future__ import annotations
 
@@ -77,12 +79,71 @@ def cmd_game(args) -> int:
     return 0
 
 
+DEFAULT_AGENTS = ("random,greedy,heuristic,heuristic:style=lake-rush,"
+                  "heuristic:style=river-builder,heuristic:style=cautious")
+
+
+def _rule_value(text: str):
+    low = text.lower()
+    if low in ("true", "false"):
+        return low == "true"
+    if low in ("none", "null"):
+        return None
+    try:
+        return int(text)
+    except ValueError:
+        pass
+    if "," in text:
+        return tuple(_rule_value(x) for x in text.split(","))
+    return text
+
+
+def _tournament_config(args) -> RulesConfig:
+    kw = dict(num_teams=args.teams, river_size=args.river, max_ticks=args.max_ticks,
+              target_score=args.target)
+    if args.team_sizes:
+        kw["team_sizes"] = tuple(int(x) for x in args.team_sizes.split(","))
+    if args.speeds:
+        kw["speeds"] = tuple(int(x) for x in args.speeds.split(","))
+    fields = set(RulesConfig.__dataclass_fields__)
+    for item in args.rule:
+        key, eq, value = item.partition("=")
+        if not eq or key not in fields:
+            raise ValueError(f"--rule {item!r}: write FIELD=VALUE with a RulesConfig field: "
+                             + ", ".join(sorted(fields)))
+        kw[key] = _rule_value(value)
+    return RulesConfig(**kw)
+
+
+def cmd_tournament(args) -> int:
+    from agents.registry import split_specs
+    from agents.tournament import run_tournament
+
+    cfg = _tournament_config(args)
+    specs = split_specs(args.agents)
+    res = run_tournament(specs, config=cfg, deals=args.hands, seed=args.seed, mode=args.mode,
+                         format=args.format, progress=not args.quiet,
+                         max_game_hands=args.max_game_hands)
+    print(f"{len(res.names)} agents, {cfg.num_teams} teams, {res.format}, {len(res.lineups)} "
+          f"lineup(s) x {res.deals} deals x {cfg.num_teams} rotations = {res.hands_played} hands "
+          f"({res.mode}), seed {res.seed}")
+    print(res.table())
+    rate = res.hands_played / res.elapsed_s if res.elapsed_s > 0 else float("nan")
+    print(f"\nplayed in {res.elapsed_s:.2f} s ({rate:,.0f} hands/s, including any numba compile)")
+    if args.out:
+        paths = res.write(args.out, plot=not args.no_plot)
+        print("wrote " + ", ".join(str(p) for p in paths))
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(
         prog="nertz",
         description="Nertz (Nerts, Pounce) rules engine and RL environments. Rules: RULES.md "
                     "ids R1-R31; decisions: docs/engine_contract.md.",
-        epilog="examples:\n  nertz play --teams 4 --every 50\n  nertz game --teams 3 --games 5",
+        epilog="examples:\n  nertz play --teams 4 --every 50\n  nertz game --teams 3 --games 5\n"
+               "  nertz tournament --agents random,greedy,heuristic --hands 200 --teams 2 "
+               "--seed 7 --out runs/t1\n\nrun 'nertz COMMAND --help' for each command's options",
         formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = ap.add_subparsers(dest="command", metavar="COMMAND")
     p = sub.add_parser("play", help="deal one hand and play it with random legal moves",
@@ -103,6 +164,53 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--games", type=int, default=4, help="games to play in parallel (default 4)")
     g.add_argument("--json", action="store_true", help="print the results as JSON")
     g.set_defaults(func=cmd_game)
+    t = sub.add_parser(
+        "tournament", help="a leaderboard of bots over duplicate deals",
+        description="Play the named agents against each other on duplicate deals: every deal is "
+                    "replayed once per rotation, the agents moved round the team positions, so "
+                    "the cards' luck cancels. Prints a leaderboard (mean points per hand with "
+                    "95% CI, win share, Nertz-call rate, OpenSkill rating) and the paired point "
+                    "differences with 95% CIs; --out writes leaderboard.csv, pairs.csv, "
+                    "results.json, hands.csv and leaderboard.png. Same seed, same files. Agents: "
+                    "random, greedy, heuristic[:style=S,KNOB=V,...] (styles balanced, lake-rush, "
+                    "river-builder, cautious; knobs in docs/heuristics.md), ppo:PATH.zip.",
+        epilog="examples:\n"
+               "  nertz tournament                      # the shipped bots, 4 teams\n"
+               "  nertz tournament --agents random,greedy,heuristic --hands 200 --teams 2 "
+               "--seed 7 --out runs/t1\n"
+               "  nertz tournament --agents heuristic,heuristic:withhold_stream=never "
+               "--teams 2 --hands 2000\n"
+               "  nertz tournament --agents greedy,heuristic --teams 3 --speeds 1,2,1 "
+               "--rule river_size=5 --mode games",
+        formatter_class=argparse.RawDescriptionHelpFormatter)
+    t.add_argument("--agents", default=DEFAULT_AGENTS,
+                   help="comma-separated agent specs (default: every shipped bot)")
+    t.add_argument("--hands", type=int, default=200, metavar="N",
+                   help="deals per lineup; each is played once per rotation, so a lineup plays "
+                        "N x teams hands (default 200)")
+    t.add_argument("--teams", type=int, default=4, help="teams per table, 2-8 (default 4)")
+    t.add_argument("--team-sizes", default="", metavar="1,2,..",
+                   help="players per team, comma separated (default: all solo)")
+    t.add_argument("--speeds", default="", metavar="1,2,..",
+                   help="ticks between moves per seat (R21; default: all 1)")
+    t.add_argument("--river", type=int, default=4, help="River columns, 4 or 5 (default 4)")
+    t.add_argument("--max-ticks", type=int, default=RulesConfig.max_ticks,
+                   help=f"a hand ends after this many ticks (default {RulesConfig.max_ticks})")
+    t.add_argument("--target", type=int, default=150, help="game target score (default 150)")
+    t.add_argument("--rule", action="append", default=[], metavar="FIELD=VALUE",
+                   help="any other RulesConfig field, repeatable (e.g. --rule stacking=false)")
+    t.add_argument("--mode", choices=("hands", "games"), default="hands",
+                   help="a deal is one hand, or a whole game to --target (default hands)")
+    t.add_argument("--max-game-hands", type=int, default=40,
+                   help="games mode: stop a game after this many hands (default 40)")
+    t.add_argument("--format", choices=("auto", "round-robin", "all-play-all"), default="auto",
+                   help="round-robin: every set of --teams agents; all-play-all: all agents at "
+                        "each table (default auto: round-robin when there are enough agents)")
+    t.add_argument("--seed", type=int, default=0, help="seed of every deal (default 0)")
+    t.add_argument("--out", default="", metavar="DIR", help="write the leaderboard files here")
+    t.add_argument("--no-plot", action="store_true", help="skip leaderboard.png")
+    t.add_argument("--quiet", action="store_true", help="no progress bar")
+    t.set_defaults(func=cmd_tournament)
     return ap
 
 

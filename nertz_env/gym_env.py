@@ -5,8 +5,8 @@
 Nertz (Nerts, Pounce) is a real-time multiplayer "competitive solitaire" (shared/RULES.md).
 This environment gives one seat of one table, the *learner* (`learner_seat`, default 0), to
 the agent; every other seat is played inside `step` by `opponents`: uniformly random legal
-moves by default, or any objects with the agent interface `act(observation, action_mask) ->
-int` (issue 4). Real time is discrete speed ticks (R20-R22): one `step` is one tick, in which
+moves by default, objects with the agent interface `act(observation, action_mask) -> int`
+(issue 4), or frozen stable-baselines3 / sb3-contrib models (`FrozenPolicy`). Real time is discrete speed ticks (R20-R22): one `step` is one tick, in which
 the learner and every opponent choose a move and the engine resolves them together in a
 seeded priority order. The engine behind it is the batched numba core with one table
 (`Engine(config, n_tables=1)`); `nertz_env.vector.NertzVecEnv` is the same game for many
@@ -53,9 +53,14 @@ Chosen by `reward=`:
   (which starts at -26 before any card moves: 13 Nertz cards left).
 - `"relative"`: the same minus the mean change of the other teams' hand scores (zero-sum over
   teams of equal size; the rewards of a hand sum to own score minus the others' mean).
+- `"win"`: 0 on every step but the last of a game: +1 if the learner's team wins the game
+  (R30), -1 if another team wins, 0 if the game is truncated without a winner (MAX_HANDS).
+  It needs `episode="game"`: `reward="win"` with `episode="hand"` is a `ValueError` (a single
+  hand has no winner under R30).
 
-(`"win"`, +1/-1 at the end of a whole game, belongs to the multi-agent environment, whose
-episodes can be games; an episode here is one hand.)
+With `episode="game"` the "score" rewards of each hand still sum to that hand's score (every
+hand's baseline is 0), so an episode's rewards sum to the learner team's game total; likewise
+"relative".
 
 ## Starting State
 
@@ -65,9 +70,19 @@ starts from an API.md layout instead (curricula, puzzles, tests).
 
 ## Episode End
 
-One episode is one hand. `terminated` when the hand ends by a Nertz call (R24; with
-`auto_nertz=True` an empty Nertz pile ends it at once). `truncated` when no team has called
-after `max_ticks` ticks (R26). The last step's info holds the final `hand_scores`.
+Chosen by `episode=` (the same logic as the PettingZoo env, shared in `nertz_env/episode.py`):
+
+- `"hand"` (default): one episode is one hand. `terminated` when the hand ends by a Nertz call
+  (R24; with `auto_nertz=True` an empty Nertz pile ends it at once). `truncated` when no team
+  has called after `max_ticks` ticks (R26). The last step's info holds the final `hand_scores`.
+- `"game"`: hands 0, 1, 2, ... (two-player teams swap roles, R4) are dealt one after another
+  until `nertz_env.game.decide_winner` names a winner (R30): `terminated`. A step that ends a
+  hand but not the game returns the next hand's first observation (its reward still belongs
+  to the finished hand) and `info["final_scores"]` (the finished hand's scores); the last
+  step also has `info["winner"]`. After `nertz_env.game.MAX_HANDS` hands without a winner:
+  `truncated`.
+
+Stepping after the end changes nothing and repeats the end flags with reward 0.
 
 ## Arguments
 
@@ -76,25 +91,42 @@ after `max_ticks` ticks (R26). The last step's info holds the final `hand_scores
   `"penalize"` (keyword arguments override it and the fields of `config`).
 - `learner_seat`: the seat the agent plays (seats are numbered team by team).
 - `opponents`: `None` (uniformly random legal moves, drawn from the environment's seeded
-  `np_random`), one agent used for every other seat, or a list with one agent per other seat
-  in seat order. An agent is an object with `act(observation, action_mask) -> int` (or a
-  callable with that signature), receiving that seat's float32 observation and int8 mask.
-  A frozen SB3 policy plugs in through a three-line adapter whose `act` calls
-  `model.predict(observation, action_masks=action_mask.astype(bool), deterministic=True)`.
-- `reward`: `"score"` or `"relative"` (see Rewards).
-- `render_mode`: `None`, `"ansi"` (`render()` returns the `Table` text picture) or `"human"`
-  (`render()` prints it).
+  `np_random`), one agent used for every other seat, a list with one agent per other seat
+  in seat order, or a mapping seat -> agent (seats left out, or mapped to None, play random
+  legal moves). An agent is an object with `act(observation, action_mask) -> int` (or a
+  callable with that signature), receiving that seat's float32 observation and int8 mask; or
+  a trained stable-baselines3 / sb3-contrib model (anything with `predict`, no `act`), which
+  is wrapped in `FrozenPolicy` (`nertz_env/opponents.py`): it calls
+  `model.predict(observation, action_masks=mask, deterministic=True)` when `predict` takes
+  `action_masks` (MaskablePPO), else `model.predict(observation, deterministic=True)`, and a
+  predicted action that is illegal now is played as Wait (0).
+- `reward`: `"score"`, `"relative"` or `"win"` (see Rewards).
+- `episode`: `"hand"` or `"game"` (see Episode End).
+- `render_mode`: `None`, `"ansi"` (`render()` returns the `Table` text picture), `"human"`
+  (`render()` prints it) or `"rgb_array"` (`render()` returns an H x W x 3 uint8 picture from
+  `nertz_env.render_rgb`, the learner's team framed; its size depends only on `num_teams`).
 
 `info` after `reset` and `step`: `action_mask` (bool [322]), `applied` (the learner's move
 took effect this tick; False after reset), `tick`, `team` (the learner's team), `seat`,
-`hand_scores` (list of every team's current R29 score).
+`hand_scores` (list of every team's current R29 score), `hand` (the hand's number in the
+game); with `episode="game"` also `totals` (finished hands' scores per team), and
+`final_scores` / `winner` as above.
+
+Snapshots: `get_state()` / `set_state(state)` restore the position, the generators and the
+episode bookkeeping exactly (not opponents' own internal state); the env also pickles
+(`pickle.dumps(env)`) when its opponents do.
 
 ## Version History
 
 - v0: initial release (one learner seat, random-legal or agent opponents, score and relative
-  rewards, layout resets).
+  rewards, layout resets). Later in v0 (the default behaviour is unchanged): `episode="game"`,
+  `reward="win"`, `render_mode="rgb_array"`, `get_state`/`set_state`, `FrozenPolicy` and
+  mapping opponents, `info["hand"]`.
 """
 from __future__ import annotations
+
+import copy
+from collections.abc import Mapping
 
 import gymnasium
 import numpy as np
@@ -105,20 +137,24 @@ from .config import RulesConfig
 from .core.observe import OBS_DIM
 from .core.state import copy_table
 from .engine import Engine
-from .layout import PLAYING
+from .episode import EPISODES, GameLedger, load_snapshot, take_snapshot
+from .layout import OVER_TRUNCATED, PLAYING
+from .opponents import FrozenPolicy, as_opponent
+from .render_rgb import render_rgb
 from .table import Table
 
-REWARDS = ("score", "relative")
+REWARDS = ("score", "relative", "win")
+__all__ = ["NertzGymEnv", "FrozenPolicy", "REWARDS", "EPISODES"]
 
 
 class NertzGymEnv(gymnasium.Env):
     """One Nertz table, one learning seat; see the module docstring (Gymnasium sections)."""
 
-    metadata = {"render_modes": ["human", "ansi"], "render_fps": 4}
+    metadata = {"render_modes": ["human", "ansi", "rgb_array"], "render_fps": 4}
 
     def __init__(self, config: RulesConfig | None = None, learner_seat: int = 0,
                  opponents=None, reward: str = "score", render_mode: str | None = None,
-                 **rules):
+                 episode: str = "hand", **rules):
         if config is None:
             config = RulesConfig(**{"illegal_move": "penalize", **rules})
         elif not isinstance(config, RulesConfig):
@@ -127,6 +163,11 @@ class NertzGymEnv(gymnasium.Env):
             config = config.replace(**rules)
         if reward not in REWARDS:
             raise ValueError(f"reward={reward!r} is invalid: one of {REWARDS} for NertzGymEnv")
+        if episode not in EPISODES:
+            raise ValueError(f"episode={episode!r} is invalid: one of {EPISODES}")
+        if reward == "win" and episode != "game":
+            raise ValueError("reward='win' is decided at the end of a game (R30): it needs "
+                             "episode='game' (got episode='hand')")
         if isinstance(learner_seat, bool) or not isinstance(learner_seat, (int, np.integer)) \
                 or not 0 <= learner_seat < config.num_seats:
             raise ValueError(f"learner_seat={learner_seat!r}: seats are 0..{config.num_seats - 1}")
@@ -137,6 +178,7 @@ class NertzGymEnv(gymnasium.Env):
         self.learner_seat = int(learner_seat)
         self.team = config.seat_team[self.learner_seat]
         self.reward_kind = reward
+        self.episode = episode
         self.render_mode = render_mode
         self.others = [s for s in range(config.num_seats) if s != self.learner_seat]
         self.opponents = self._check_opponents(opponents)
@@ -144,26 +186,30 @@ class NertzGymEnv(gymnasium.Env):
         self.observation_space = spaces.Box(-1.0, 1.0, (OBS_DIM,), np.float32)
         self.action_space = spaces.Discrete(N_ACTIONS)
         self._actions = np.zeros((1, config.num_seats), np.int64)
-        self._prev = np.zeros(config.num_teams, np.int64)
+        # reward baseline, game totals/calls/hands (shared with the PettingZoo env: episode.py)
+        self._game = GameLedger(config.num_teams, config.target_score, episode)
         self._applied = False
+        self._ended = None          # (terminated, truncated) once the episode has ended
 
     def _check_opponents(self, opponents):
+        """One act(observation, action_mask) callable per other seat (None: random legal),
+        or None when every other seat plays random legal moves."""
         if opponents is None:
             return None
-        if not isinstance(opponents, (list, tuple)):
-            opponents = [opponents] * len(self.others)
-        if len(opponents) != len(self.others):
-            raise ValueError(f"opponents: give one agent per other seat ({len(self.others)} "
-                             f"for seats {self.others}), got {len(opponents)}")
-        acts = []
-        for i, agent in enumerate(opponents):
-            act = getattr(agent, "act", None)
-            if act is None and callable(agent):
-                act = agent
-            if not callable(act):
-                raise ValueError(f"opponents[{i}] has no act(observation, action_mask) method")
-            acts.append(act)
-        return acts
+        if isinstance(opponents, Mapping):
+            bad = [k for k in opponents if isinstance(k, bool) or k not in self.others]
+            if bad:
+                raise ValueError(f"opponents: the mapping's keys must be opponent seats "
+                                 f"{self.others}, got {bad}")
+            acts = [as_opponent(opponents.get(s), f"opponents[{s}]") for s in self.others]
+        else:
+            if not isinstance(opponents, (list, tuple)):
+                opponents = [opponents] * len(self.others)
+            if len(opponents) != len(self.others):
+                raise ValueError(f"opponents: give one agent per other seat ({len(self.others)} "
+                                 f"for seats {self.others}), got {len(opponents)}")
+            acts = [as_opponent(agent, f"opponents[{i}]") for i, agent in enumerate(opponents)]
+        return None if all(a is None for a in acts) else acts
 
     # ------------------------------------------------------------------ Gymnasium API
     def reset(self, *, seed=None, options=None):
@@ -177,34 +223,44 @@ class NertzGymEnv(gymnasium.Env):
             copy_table(table.engine.state, 0, eng.state, 0)
             eng.state.rng[0] = key
             eng.refresh_masks()
-        self._prev[:] = 0
+        self._game.reset()
         self._applied = False
+        self._ended = None
+        if eng.state.status[0] != PLAYING:         # a layout of a finished hand: nothing to play
+            trunc = bool(eng.state.status[0] == OVER_TRUNCATED)
+            self._ended = (not trunc, trunc)
         if self.render_mode == "human":
             self.render()
         return self._obs(), self._info()
 
     def step(self, action):
         eng = self.engine
-        if eng.state.status[0] != PLAYING:
-            # Past the end of a hand (Gymnasium leaves this undefined): nothing moves.
-            return (self._obs(), 0.0, not bool(eng.truncated[0]), bool(eng.truncated[0]),
-                    self._info())
+        if self._ended is not None:
+            # Past the end of the episode (Gymnasium leaves this undefined): nothing moves.
+            return (self._obs(), 0.0, *self._ended, self._info())
         acts = self._actions
         acts[0, self.learner_seat] = int(action)
         self._opponent_actions(acts)
         applied = eng.step(acts)
         self._applied = bool(applied[0, self.learner_seat])
-        scores = eng.hand_scores()[0]
-        delta = scores - self._prev
-        self._prev[:] = scores
-        reward = float(delta[self.team])
-        if self.reward_kind == "relative" and self.config.num_teams > 1:
-            reward -= float((delta.sum() - delta[self.team]) / (self.config.num_teams - 1))
-        truncated = bool(eng.truncated[0])
-        terminated = bool(eng.hand_over[0]) and not truncated
+        out = self._game.after_tick(eng)         # hand/game end, next hand (episode.py)
+        if self.reward_kind == "win":
+            reward = 0.0 if out.win is None else (1.0 if out.win == self.team else -1.0)
+        else:
+            delta = out.delta
+            reward = float(delta[self.team])
+            if self.reward_kind == "relative" and self.config.num_teams > 1:
+                reward -= float((delta.sum() - delta[self.team]) / (self.config.num_teams - 1))
+        if out.terminated or out.truncated:
+            self._ended = (out.terminated, out.truncated)
         if self.render_mode == "human":
             self.render()
-        return self._obs(), reward, terminated, truncated, self._info()
+        info = self._info()
+        if self.episode == "game" and out.hand_over:
+            info["final_scores"] = [int(x) for x in out.final_scores]
+            if out.win is not None:
+                info["winner"] = out.win
+        return self._obs(), reward, out.terminated, out.truncated, info
 
     def _opponent_actions(self, acts) -> None:
         masks = self.engine.masks[0]
@@ -215,7 +271,11 @@ class NertzGymEnv(gymnasium.Env):
             return
         obs = self.engine.observe()[0]
         for s, act in zip(self.others, self.opponents):
-            acts[0, s] = int(act(obs[s].copy(), masks[s].copy()))
+            if act is None:                      # random legal (a mapping left this seat out)
+                legal = np.flatnonzero(masks[s])
+                acts[0, s] = legal[self.np_random.integers(len(legal))] if len(legal) else 0
+            else:
+                acts[0, s] = int(act(obs[s].copy(), masks[s].copy()))
 
     def action_masks(self) -> np.ndarray:
         """Bool [N_ACTIONS]: the learner seat's legal moves now (MaskablePPO)."""
@@ -224,9 +284,12 @@ class NertzGymEnv(gymnasium.Env):
     def render(self):
         if self.render_mode is None:
             gymnasium.logger.warn("render() called without render_mode; "
-                                  "use render_mode='ansi' or 'human'")
+                                  "use render_mode='ansi', 'human' or 'rgb_array'")
             return None
-        text = Table(self.engine).render()
+        table = Table(self.engine)
+        if self.render_mode == "rgb_array":
+            return render_rgb(table.layout(), scores=table.hand_scores(), highlight=self.team)
+        text = table.render()
         if self.render_mode == "human":
             print(text)
             return None
@@ -234,6 +297,36 @@ class NertzGymEnv(gymnasium.Env):
 
     def close(self) -> None:
         pass
+
+    # ------------------------------------------------------------------ snapshots
+    def get_state(self) -> dict:
+        """A deep copy of everything that decides what follows: the engine's state arrays and
+        generator, this env's `np_random` (random-legal opponents draw from it), the reward
+        baseline, the game's hands/totals/calls and whether the episode has ended. Opponents'
+        own internal state (if any) is not part of it."""
+        return {**take_snapshot(self.engine, self._game),
+                "env_np_random": copy.deepcopy(self.np_random.bit_generator.state),
+                "applied": self._applied, "ended": self._ended}
+
+    def set_state(self, state: dict):
+        """Restore a get_state() snapshot of an env with the same table format; returns the
+        (observation, info) of the restored position. The same actions then give the same
+        observations, rewards, terminations and infos as after the snapshot was taken."""
+        def check(snap):
+            ended = snap["ended"]
+            if ended is not None:
+                ended = (bool(ended[0]), bool(ended[1]))
+            rng = snap["env_np_random"]
+            kind = type(self.np_random.bit_generator).__name__
+            if rng["bit_generator"] != kind:
+                raise ValueError(f"set_state: env_np_random is a {rng['bit_generator']} state; "
+                                 f"this env's np_random is a {kind}")
+            return rng, bool(snap["applied"]), ended
+
+        rng_state, applied, ended = load_snapshot(self.engine, self._game, state, check)
+        self.np_random.bit_generator.state = copy.deepcopy(rng_state)
+        self._applied, self._ended = applied, ended
+        return self._obs(), self._info()
 
     # ------------------------------------------------------------------ helpers
     @property
@@ -253,4 +346,5 @@ class NertzGymEnv(gymnasium.Env):
             "team": self.team,
             "seat": self.learner_seat,
             "hand_scores": [int(x) for x in eng.hand_scores()[0]],
-        }
+            "hand": int(eng.state.hand[0]),
+        } | ({"totals": [int(x) for x in self._game.totals]} if self.episode == "game" else {})

@@ -45,17 +45,19 @@ After either, `agents` is empty until `reset()`.
 ## Arguments
 Every `RulesConfig` field as a keyword (`num_teams`, `team_sizes`, `river_size`, ..., `max_ticks`),
 with `illegal_move` defaulting to `"penalize"` here; or `config=RulesConfig(...)` (fields given
-as keywords override it). Then `render_mode` (None, "ansi", "human"), `episode` ("hand" |
+as keywords override it). Then `render_mode` (None, "ansi": `render()` returns the Table's
+text picture, "human": prints it, "rgb_array": `render()` returns the H x W x 3 uint8 picture of
+`nertz_env.render_rgb`, a constant size per number of teams), `episode` ("hand" |
 "game"), `reward` ("score" | "relative" | "win"), `observation` ("flat"). A bad name or value
 is a ValueError. `reset(seed=..., options={"layout": layout})` starts from an API.md layout
 (other option keys are ignored).
 
 ## Version History
-- v0: initial release.
+- v0: initial release; `render_mode="rgb_array"` added (same v0: observations, rewards and
+  dynamics unchanged).
 """
 from __future__ import annotations
 
-import copy
 import dataclasses
 import operator
 
@@ -68,14 +70,14 @@ from .config import RulesConfig
 from .core.observe import OBS_DIM
 from .core.state import NertzState, copy_table
 from .engine import Engine
-from .game import MAX_HANDS, decide_winner
-from .layout import OVER_TRUNCATED, PLAYING
+from .episode import EPISODES, GameLedger, load_snapshot, take_snapshot
+from .game import MAX_HANDS
+from .render_rgb import render_rgb
 from .table import Table
 
-EPISODES = ("hand", "game")
 REWARDS = ("score", "relative", "win")
 OBSERVATIONS = ("flat",)
-RENDER_MODES = ("ansi", "human")
+RENDER_MODES = ("ansi", "human", "rgb_array")
 RULE_FIELDS = tuple(f.name for f in dataclasses.fields(RulesConfig) if f.init)
 
 # state(): every state array but the generator key (rng), then the game's totals and calls
@@ -86,7 +88,8 @@ _BIG = float(np.finfo(np.float32).max)
 class NertzParallelEnv(ParallelEnv):
     """Nertz as a PettingZoo ParallelEnv over one Engine table (see the module docstring)."""
 
-    metadata = {"name": "nertz_v0", "render_modes": list(RENDER_MODES), "is_parallelizable": True}
+    metadata = {"name": "nertz_v0", "render_modes": list(RENDER_MODES), "is_parallelizable": True,
+                "render_fps": 4}
 
     def __init__(self, config: RulesConfig | None = None, *, render_mode: str | None = None,
                  episode: str = "hand", reward: str = "score", observation: str = "flat",
@@ -137,10 +140,8 @@ class NertzParallelEnv(ParallelEnv):
 
         self._actions = np.zeros((1, S), np.int64)
         self._applied = np.zeros(S, bool)
-        self._prev = np.zeros(T, np.int64)        # team hand scores after the previous step
-        self._totals = np.zeros(T, np.int64)      # game: finished hands' scores
-        self._calls = np.zeros(T, np.int64)       # game: Nertz calls (R30 tie-break)
-        self._hands = 0                           # game: hands finished
+        # reward baseline, game totals/calls/hands (shared with NertzGymEnv: episode.py)
+        self._game = GameLedger(T, config.target_score, episode)
 
     # ------------------------------------------------------------------ spaces
     def observation_space(self, agent):
@@ -165,10 +166,7 @@ class NertzParallelEnv(ParallelEnv):
             eng.refresh_masks()
         self.agents = self.possible_agents[:]
         self._applied[:] = False
-        self._prev[:] = 0
-        self._totals[:] = 0
-        self._calls[:] = 0
-        self._hands = 0
+        self._game.reset()
         obs, masks = self._observe()
         return obs, self._infos(masks)
 
@@ -185,28 +183,9 @@ class NertzParallelEnv(ParallelEnv):
                 acts[0, seat] = _action_id(agent, action)
         self._applied[:] = eng.step(acts)[0] != 0
 
-        scores = eng.hand_scores()[0]
-        delta = scores - self._prev
-        self._prev = scores
-        terminated = truncated = False
-        win = None
-        if eng.state.status[0] != PLAYING:
-            if self.episode == "hand":
-                truncated = bool(eng.state.status[0] == OVER_TRUNCATED)
-                terminated = not truncated
-            else:
-                self._totals += scores
-                self._calls += eng.state.callers[0]
-                self._hands += 1
-                win = decide_winner(self._totals, self._calls, self.config.target_score)
-                if win is not None:
-                    terminated = True
-                elif self._hands >= MAX_HANDS:
-                    truncated = True
-                else:                                  # next hand of the game (R4 roles)
-                    eng.reset(hands=[int(eng.state.hand[0]) + 1])
-                    self._prev = np.zeros_like(scores)
-        rewards = self._rewards(delta, win)
+        out = self._game.after_tick(eng)          # hand/game end, next hand (episode.py)
+        terminated, truncated = out.terminated, out.truncated
+        rewards = self._rewards(out.delta, out.win)
         obs, masks = self._observe()
         infos = self._infos(masks)
         agents = self.agents
@@ -270,8 +249,11 @@ class NertzParallelEnv(ParallelEnv):
 
     def render(self):
         if self.render_mode is None:
-            logger.warn("render() without a render_mode: give render_mode='ansi' or 'human'")
+            logger.warn("render() without a render_mode: give render_mode='ansi', 'human' or "
+                        "'rgb_array'")
             return None
+        if self.render_mode == "rgb_array":
+            return render_rgb(self._table.layout(), scores=self._table.hand_scores())
         text = self._table.render()
         if self.render_mode == "ansi":
             return text
@@ -287,50 +269,28 @@ class NertzParallelEnv(ParallelEnv):
         totals and Nertz calls per team (zeros with episode="hand")."""
         s = self._engine.state
         parts = [getattr(s, name)[0].ravel() for name in _STATE_FIELDS]
-        parts += [self._totals, self._calls]
+        parts += [self._game.totals, self._game.calls]
         return np.concatenate(parts).astype(np.float32)
 
     # ------------------------------------------------------------------ snapshots
     def get_state(self) -> dict:
         """A deep copy of everything that decides what follows: the engine's state arrays and
         generator, the reward baseline, the game's hands/totals/calls and the live agents."""
-        eng = self._engine
-        return {
-            "engine": {name: arr.copy() for name, arr in eng.state._asdict().items()},
-            "np_random": copy.deepcopy(eng.np_random.bit_generator.state),
-            "prev_scores": self._prev.copy(), "totals": self._totals.copy(),
-            "calls": self._calls.copy(), "hands": self._hands,
-            "applied": self._applied.copy(), "agents": list(self.agents),
-        }
+        return {**take_snapshot(self._engine, self._game),
+                "applied": self._applied.copy(), "agents": list(self.agents)}
 
     def set_state(self, snapshot: dict):
         """Restore a get_state() snapshot of an env with the same config; returns the
         (observations, infos) of the restored position."""
-        eng = self._engine
-        try:
-            arrays = snapshot["engine"]
-            for name, dst in eng.state._asdict().items():
-                src = np.asarray(arrays[name])
-                if src.shape != dst.shape:
-                    raise ValueError(f"set_state: engine array {name!r} has shape {src.shape}; "
-                                     f"this env's config needs {dst.shape}")
-            rng_state = snapshot["np_random"]
-            agents = list(snapshot["agents"])
-            prev, totals, calls = (np.asarray(snapshot[k], np.int64) for k in
-                                   ("prev_scores", "totals", "calls"))
-            applied = np.asarray(snapshot["applied"], bool)
-            hands = int(snapshot["hands"])
-        except (KeyError, TypeError) as err:
-            raise ValueError(f"set_state needs a dict from get_state(): {err!r}") from None
-        if not set(agents) <= set(self.possible_agents):
-            raise ValueError(f"set_state: agents {agents} are not among {self.possible_agents}")
-        for name, dst in eng.state._asdict().items():
-            dst[...] = arrays[name]
-        eng.np_random.bit_generator.state = copy.deepcopy(rng_state)
-        eng.refresh_masks()
-        self._prev, self._totals, self._calls = prev.copy(), totals.copy(), calls.copy()
+        def check(snap):
+            agents = list(snap["agents"])
+            applied = np.asarray(snap["applied"], bool)
+            if not set(agents) <= set(self.possible_agents):
+                raise ValueError(f"set_state: agents {agents} are not among {self.possible_agents}")
+            return agents, applied
+
+        agents, applied = load_snapshot(self._engine, self._game, snapshot, check)
         self._applied[:] = applied
-        self._hands = hands
         self.agents = agents
         obs, masks = self._observe()
         return obs, self._infos(masks)

@@ -137,4 +137,15 @@ class NertzVecEnv(_VecEnvBase):
         return indices
 
     def get_images(self):
-        return [None] * self.num_envs
+        """One H x W x 3 uint8 picture per table (nertz_env.render_rgb, the learner's team
+        framed), all of one shape; SB3's VecEnv.render tiles them."""
+        from .core.state import copy_table
+        from .render_rgb import render_rgb
+        from .table import Table
+        view = Engine(self.config, 1)                # a one-table copy to read each table
+        table, team = Table(view), self.config.seat_team[self.learner_seat]
+        images = []
+        for e in range(self.num_envs):
+            copy_table(self.engine.state, e, view.state, 0)
+            images.append(render_rgb(table.layout(), scores=table.hand_scores(), highlight=team))
+        return images

@@ -206,3 +206,168 @@ def test_render_modes(capsys):
     assert "Team 0" in capsys.readouterr().out
     env.step(0)
     assert "tick 1" in capsys.readouterr().out
+
+
+# --------------------------------------------------------------------------------------------
+# whole games, reward="win", snapshots, frozen-policy opponents, rgb_array (issue 3)
+# --------------------------------------------------------------------------------------------
+
+GAME = dict(num_teams=4, episode="game", target_score=30, max_ticks=200)
+
+
+def test_win_reward_over_whole_games():
+    multi_hand = 0
+    for seed in range(5):
+        env = NertzGymEnv(reward="win", learner_seat=1, **GAME)
+        first, steps = play(env, seed=seed, action_seed=seed)
+        rewards = [s[1] for s in steps]
+        last = steps[-1][4]
+        assert steps[-1][2] and not steps[-1][3]                   # a winner: terminated
+        winner = last["winner"]
+        assert rewards[-1] == (1.0 if winner == env.team else -1.0)
+        assert all(r == 0.0 for r in rewards[:-1])
+        # the hand ends: final_scores per finished hand, totals their sums, hands 0, 1, 2, ...
+        finals = [s[4]["final_scores"] for s in steps if "final_scores" in s[4]]
+        assert np.array_equal(np.sum(finals, axis=0), last["totals"])
+        assert last["hand"] == len(finals) - 1 and first[1]["hand"] == 0
+        assert max(last["totals"]) >= 30 and int(np.argmax(last["totals"])) == winner
+        multi_hand += len(finals) > 1
+        # the same game under reward="score": the rewards sum to the learner team's total
+        env = NertzGymEnv(reward="score", learner_seat=1, **GAME)
+        _, again = play(env, seed=seed, action_seed=seed)
+        assert len(again) == len(steps) and again[-1][4]["totals"] == last["totals"]
+        assert sum(s[1] for s in again) == pytest.approx(last["totals"][env.team])
+        # past the end nothing moves and the flags repeat
+        assert env.step(0)[1:4] == (0.0, True, False)
+    assert multi_hand > 0
+
+
+def test_win_reward_needs_game_episodes():
+    with pytest.raises(ValueError, match="episode"):
+        NertzGymEnv(reward="win")
+    with pytest.raises(ValueError, match="episode"):
+        NertzGymEnv(reward="win", episode="hand")
+    with pytest.raises(ValueError, match="episode"):
+        NertzGymEnv(episode="match")
+    env = NertzGymEnv(reward="win", episode="game", max_ticks=50)
+    check_env(env, skip_render_check=True)
+
+
+def snapshot_and_replay(env, restore, before=10, after=40, seed=5):
+    rng = np.random.default_rng(1)
+    obs, info = env.reset(seed=seed)
+    for _ in range(before):
+        obs, r, term, trunc, info = env.step(int(rng.choice(np.flatnonzero(info["action_mask"]))))
+    snap = restore(env, None)
+    actions = [int(x) for x in rng.integers(0, N_ACTIONS, after)]   # legal or not (penalize)
+    first = [env.step(a) for a in actions]
+    layout = env.table.layout()
+    other = restore(env, snap)
+    second = [other.step(a) for a in actions]
+    assert same(first, second)
+    assert other.table.layout() == layout
+
+
+def by_get_state(env, snap):
+    if snap is None:
+        return env.get_state()
+    env.set_state(snap)
+    return env
+
+
+def by_pickle(env, snap):
+    import pickle
+    return pickle.dumps(env) if snap is None else pickle.loads(snap)
+
+
+@pytest.mark.parametrize("restore", [by_get_state, by_pickle], ids=["get_state", "pickle"])
+def test_snapshot_round_trip(restore):
+    # random-legal opponents draw from the env's np_random: it is part of the snapshot
+    snapshot_and_replay(NertzGymEnv(num_teams=3, team_sizes=(2, 1, 1), max_ticks=200), restore)
+    # whole games with hands ending inside the replayed stretch, "win" rewards
+    snapshot_and_replay(NertzGymEnv(num_teams=4, episode="game", reward="win", max_ticks=8,
+                                    target_score=3), restore, before=5, after=30)
+    snapshot_and_replay(NertzGymEnv(num_teams=2, reward="relative",
+                                    opponents={1: CountingAgent()}), restore)
+
+
+def test_set_state_returns_the_position_and_checks_the_format():
+    env = NertzGymEnv(num_teams=4)
+    env.reset(seed=0)
+    for _ in range(5):
+        env.step(1)
+    snap = env.get_state()
+    obs, info = env.step(0)[0::4]
+    obs2, info2 = env.set_state(snap)
+    assert not np.array_equal(obs2, obs) or info2["tick"] != info["tick"]
+    assert info2["tick"] == 5 and np.array_equal(obs2, env.engine.observe()[0, 0])
+    with pytest.raises(ValueError, match="shape"):
+        NertzGymEnv(num_teams=2).set_state(snap)
+    with pytest.raises(ValueError, match="get_state"):
+        env.set_state({"engine": {}})
+    with pytest.raises(ValueError, match="get_state"):
+        env.set_state({k: v for k, v in snap.items() if k != "env_np_random"})
+    assert env.table.tick == 5                                # a failed set_state changes nothing
+
+
+def test_frozen_policy_opponents():
+    pytest.importorskip("sb3_contrib")
+    from sb3_contrib import MaskablePPO
+    from stable_baselines3 import PPO
+
+    from nertz_env.gym_env import FrozenPolicy
+
+    train_env = NertzGymEnv(num_teams=2, max_ticks=60)
+    model = MaskablePPO("MlpPolicy", train_env, n_steps=64, batch_size=64, n_epochs=1, seed=0,
+                        device="cpu")
+    model.learn(128)
+    policy = FrozenPolicy(model)
+    assert policy.masked
+    # a MaskablePPO model given directly is wrapped; it only ever picks legal moves
+    env = NertzGymEnv(num_teams=3, opponents=model, max_ticks=60)
+    a = play(env, seed=3, action_seed=3)
+    b = play(NertzGymEnv(num_teams=3, opponents=[policy, policy], max_ticks=60), seed=3,
+             action_seed=3)
+    assert same(a, b)                                       # deterministic predictions
+    assert policy.illegal == 0 and env.engine.state.penalties[0, 1:].sum() == 0
+    obs, info = env.reset(seed=0)
+    mask = env.engine.masks[0, 1]
+    act = policy.act(env.engine.observe()[0, 1], mask)
+    assert mask[act]
+    # an unmasked model (plain PPO) may predict illegal ids: those are played as Wait
+    ppo = PPO("MlpPolicy", train_env, n_steps=64, batch_size=64, seed=0, device="cpu")
+    unmasked = FrozenPolicy(ppo)
+    assert not unmasked.masked
+    env = NertzGymEnv(num_teams=2, opponents={1: unmasked}, max_ticks=40)
+    play(env, seed=0)
+    assert unmasked.illegal > 0 and env.engine.state.penalties[0, 1] == 0
+    with pytest.raises(ValueError, match="predict"):
+        FrozenPolicy(object())
+
+
+def test_mapping_opponents():
+    agent = CountingAgent()
+    env = NertzGymEnv(num_teams=4, learner_seat=1, opponents={3: agent}, max_ticks=30)
+    _, steps = play(env, seed=0)
+    assert agent.calls == len(steps)
+    # seats left out play random legal moves, drawn like the default opponents
+    a = play(NertzGymEnv(num_teams=3, opponents={}, max_ticks=30), seed=2, action_seed=2)
+    b = play(NertzGymEnv(num_teams=3, max_ticks=30), seed=2, action_seed=2)
+    assert same(a, b)
+    with pytest.raises(ValueError, match="opponent seats"):
+        NertzGymEnv(num_teams=3, opponents={0: agent})          # the learner's own seat
+    with pytest.raises(ValueError, match="opponents\\[2\\]"):
+        NertzGymEnv(num_teams=3, opponents={2: 42})
+
+
+@pytest.mark.parametrize("kw", [dict(num_teams=2), dict(num_teams=8),
+                                dict(num_teams=3, episode="game", reward="win")],
+                         ids=["2teams", "8teams", "game_win"])
+def test_gymnasium_check_env_rgb_array(kw):
+    from nertz_env.render_rgb import picture_shape
+    env = gymnasium.make("nertz_env/Nertz-v0", render_mode="rgb_array", max_ticks=100, **kw)
+    check_env(env.unwrapped)
+    env.reset(seed=0)
+    img = env.render()
+    assert img.shape == picture_shape(kw["num_teams"]) and img.dtype == np.uint8
+    env.close()

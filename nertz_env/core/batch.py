@@ -11,6 +11,8 @@ code out of the prange bodies: numba's parfor pass, run over inlined rule code
 - play_random_batch: many ticks per table with uniformly random legal moves and automatic
   re-deals, entirely inside numba (benchmarks).
 - play_random_games_batch: whole random games (R30).
+- play_bots_batch: hands or whole games with every seat's bot inside numba (core/policies.py;
+  tournaments, duplicate deals).
 """
 from __future__ import annotations
 
@@ -22,7 +24,7 @@ from ..layout import PLAYING
 from .deal import deal_table, shuffle_decks
 from .legal import write_table_masks
 from .observe import write_seat_observation
-from .rules import random_below
+from .policies import pick_random_legal, write_policy_actions
 from .scoring import decide_winner, write_hand_scores
 from .tick import step_table
 
@@ -114,21 +116,6 @@ def write_scores_batch(st, prm, out):
 
 
 # ---------------------------------------------------------------------------- random play
-@njit(cache=True, error_model="numpy", inline="always")
-def pick_random_legal(masks, e, s, policy_rng):
-    """A uniformly random legal action of seat s at table e."""
-    n = 0
-    for a in range(N_ACTIONS):
-        n += masks[e, s, a]
-    k = random_below(policy_rng, e, n)
-    for a in range(N_ACTIONS):
-        if masks[e, s, a] != 0:
-            if k == 0:
-                return a
-            k -= 1
-    return 0
-
-
 @njit(cache=True, error_model="numpy")
 def _play_random_range(st, prm, scr, masks, actions, priority, applied, policy_rng, n_ticks,
                        hands_done, steps_done, lo, hi):
@@ -201,6 +188,89 @@ def play_random_games_batch(st, prm, scr, masks, actions, priority, applied, pol
         lo, hi = chunk_bounds(c, k, E)
         _play_games_range(st, prm, scr, masks, actions, priority, applied, policy_rng,
                           hand_scores, n_hands, calls, winners, lo, hi)
+
+
+# ---------------------------------------------------------------------------- bots
+_DEAL_MIX = np.uint64(0xD1B54A32D192ED03)
+
+
+@njit(cache=True, error_model="numpy", inline="always")
+def shuffle_deal(st, prm, scr, e, deal_key, h):
+    """scr.decks[e] = hand h's deck orders of the deal `deal_key`: drawn from a generator of
+    their own, so the table's priority generator (st.rng) does not decide the cards and every
+    table given the same key gets the same cards in hand h (duplicate deals)."""
+    keep = st.rng[e]
+    st.rng[e] = deal_key ^ (np.uint64(h + 1) * _DEAL_MIX)
+    shuffle_decks(st, prm, e, scr.decks[e])
+    st.rng[e] = keep
+
+
+@njit(cache=True, error_model="numpy")
+def deal_bots_range(st, prm, scr, masks, deal_keys, hands, which, lo, hi):
+    """Deal hand hands[e] of deal deal_keys[e] at every table e in lo..hi with which[e] != 0
+    (the Python-driven tournament loop; play_bots_range deals the same way)."""
+    for e in range(lo, hi):
+        if which[e] != 0:
+            shuffle_deal(st, prm, scr, e, deal_keys[e], hands[e])
+            deal_table(st, prm, e, scr.decks[e], hands[e])
+            write_table_masks(st, prm, scr, e, masks)
+
+
+@njit(cache=True, error_model="numpy")
+def play_bots_range(st, prm, scr, masks, actions, priority, applied, policy_rng, kinds, knobs,
+                    deal_keys, prio_keys, first_hand, stop_at_winner, hand_scores, n_hands,
+                    calls, winners, ticks, lo, hi):
+    S = prm.n_seats
+    T = prm.n_teams
+    totals = np.zeros(T, np.int64)
+    game_calls = np.zeros(T, np.int64)
+    for e in range(lo, hi):
+        totals[:] = 0
+        game_calls[:] = 0
+        winners[e] = -1
+        n_hands[e] = 0
+        st.rng[e] = prio_keys[e]
+        for h in range(hand_scores.shape[1]):
+            hand = first_hand[e] + h
+            shuffle_deal(st, prm, scr, e, deal_keys[e], hand)
+            deal_table(st, prm, e, scr.decks[e], hand)
+            write_table_masks(st, prm, scr, e, masks)
+            while st.status[e] == PLAYING:
+                write_policy_actions(masks, scr.avail, st.river, st.river_n, prm.seat_team,
+                                     kinds, knobs, policy_rng, actions, e, S)
+                step_table(st, prm, scr, e, actions, priority, masks, applied)
+            write_hand_scores(st, prm, e, hand_scores[e, h])
+            ticks[e, h] = st.tick[e]
+            for t in range(T):
+                calls[e, h, t] = st.callers[e, t]
+                totals[t] += hand_scores[e, h, t]
+                game_calls[t] += st.callers[e, t]
+            n_hands[e] = h + 1
+            if stop_at_winner:
+                w = decide_winner(totals, game_calls, prm.target_score)
+                if w >= 0:
+                    winners[e] = w
+                    break
+
+
+@njit(cache=True, error_model="numpy", parallel=True)
+def play_bots_batch(st, prm, scr, masks, actions, priority, applied, policy_rng, kinds, knobs,
+                    deal_keys, prio_keys, first_hand, stop_at_winner, hand_scores, n_hands,
+                    calls, winners, ticks):
+    """Tournament play, entirely inside numba: table e seats the bots kinds[e]/knobs[e]
+    (core/policies.py) and plays hands first_hand[e], first_hand[e] + 1, ... (roles follow the
+    hand number, R4). Cards: hand h of deal deal_keys[e] (shuffle_deal); priority orders: the
+    table generator restarted at prio_keys[e]; random bots draw from policy_rng[e]. It stops
+    after hand_scores.shape[1] hands, or at the game's end when stop_at_winner (R30).
+    Out: hand_scores [E, H, T] (R29), n_hands [E], calls [E, H, T] (1 = the team called Nertz),
+    winners [E] (-1: none), ticks [E, H] (ticks each hand lasted)."""
+    E = st.tick.shape[0]
+    k = n_chunks(E)
+    for c in prange(k):
+        lo, hi = chunk_bounds(c, k, E)
+        play_bots_range(st, prm, scr, masks, actions, priority, applied, policy_rng, kinds,
+                        knobs, deal_keys, prio_keys, first_hand, stop_at_winner, hand_scores,
+                        n_hands, calls, winners, ticks, lo, hi)
 
 
 # ---------------------------------------------------------------------------- vector env

@@ -1,0 +1,60 @@
+"""The agent interface: one small protocol for a single seat and for batches.
+
+    act(observation, action_mask) -> int                       one seat
+    act_batch(observations, action_masks) -> int64 [n]        many seats at once
+
+`observation` is the flat float32 vector of nertz_env/core/observe.py (OBS_DIM = 791) and
+`action_mask` the int8/bool vector of the 322 actions of nertz_env/actions.py; batches stack
+them on a first axis. Anything with `act` works as an opponent in NertzGymEnv and in
+tournaments; `Agent` gives `act_batch` for free.
+
+Bots that also live inside the jitted core (random, greedy, heuristic styles) say so with
+`core_policy() -> (kind, knobs)` (nertz_env/core/policies.py): tournaments and the vector env
+then play them inside numba, never calling `act` per tick. Their `act` is the plain-Python
+version of the same decision (agents/python_policies.py); tests hold the two equal.
+"""
+from __future__ import annotations
+
+from typing import Protocol, runtime_checkable
+
+import numpy as np
+
+
+@runtime_checkable
+class SupportsAct(Protocol):
+    def act(self, observation: np.ndarray, action_mask: np.ndarray) -> int: ...
+
+
+class Agent:
+    """Base class: subclasses define `act`; `act_batch` loops over it (override for speed)."""
+
+    name = "agent"
+
+    def act(self, observation: np.ndarray, action_mask: np.ndarray) -> int:
+        raise NotImplementedError
+
+    def act_batch(self, observations: np.ndarray, action_masks: np.ndarray) -> np.ndarray:
+        return np.array([self.act(o, m) for o, m in zip(observations, action_masks)], np.int64)
+
+    def core_policy(self):
+        """(kind, knobs int64 [12]) when the core can play this agent itself, else None."""
+        return None
+
+    def seed(self, seed=None) -> None:
+        """Restart the agent's own generator (agents without randomness ignore it)."""
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.name!r})"
+
+
+def check_batch(observations, action_masks):
+    """Validate a batch: (n, OBS_DIM) observations and (n, N_ACTIONS) masks."""
+    from nertz_env.actions import N_ACTIONS
+    from nertz_env.core.observe import OBS_DIM
+    obs = np.asarray(observations)
+    masks = np.asarray(action_masks)
+    if obs.ndim != 2 or obs.shape[1] != OBS_DIM:
+        raise ValueError(f"observations has shape {obs.shape}; expected (n, {OBS_DIM})")
+    if masks.shape != (obs.shape[0], N_ACTIONS):
+        raise ValueError(f"action_masks has shape {masks.shape}; expected ({obs.shape[0]}, {N_ACTIONS})")
+    return obs, masks

@@ -1,0 +1,354 @@
+"""Tournaments with duplicate deals: the Python API behind `nertz tournament`.
+
+Design
+- A *lineup* is the tuple of agents at the team positions 0..T-1 of a table. `round-robin`
+  plays every combination of T distinct agents (needs at least T agents); `all-play-all`
+  seats all agents at every table, cycling through the list to fill T teams (needs at most
+  T agents). `auto` picks round-robin when there are at least T agents.
+- A *deal* fixes the luck of a table: the deck orders of every hand (one generator of its
+  own, core/batch.py shuffle_deal) and the priority orders of conflicting moves (the table's
+  generator restarted from the deal's key). Every lineup plays the same deals.
+- *Duplicate deals*: each deal is replayed once per rotation r = 0..T-1, position p played
+  by lineup[(p + r) % T], so every agent of a lineup meets every deck, seat, speed and role.
+  Paired differences over (lineup, deal) units then cancel the deal's luck (agents/stats.py).
+  Random agents draw from a generator per (lineup, deal, rotation): their coin flips are
+  their own, not the deal's.
+- Hand numbers: in `hands` mode deal d plays hand number d % 2, so two-player teams meet
+  both role assignments (R4); in `games` mode every deal is a whole game (R30) from hand 0.
+- Agents that live in the core (random, greedy, heuristic styles) are played entirely
+  inside numba (play_bots_batch); any other agent (ppo:...) makes the runner drive the
+  ticks from Python, batching `act_batch` over every table where it sits. Both paths give
+  the same numbers for the same bots (tests/test_tournament.py).
+- Same arguments, same numbers: every key comes from `seed` through numpy's SeedSequence,
+  and the numbers of deal d do not depend on how many deals or lineups are played.
+"""
+from __future__ import annotations
+
+import dataclasses
+import itertools
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from nertz_env.config import RulesConfig
+from nertz_env.core.batch import deal_bots_range, play_bots_batch, play_bots_range
+from nertz_env.core.policies import POLICY_EXTERNAL, new_policy_arrays, policy_actions_range
+from nertz_env.core.batch import step_range
+from nertz_env.engine import Engine
+from nertz_env.game import decide_winner
+from nertz_env.layout import PLAYING
+
+from . import stats
+from .registry import make_agent, split_specs
+
+FORMATS = ("auto", "round-robin", "all-play-all")
+MODES = ("hands", "games")
+PARALLEL_MIN = 256
+
+
+@dataclass
+class TournamentResult:
+    names: list
+    config: RulesConfig
+    mode: str
+    format: str
+    lineups: list
+    deals: int
+    seed: int
+    records: stats.HandRecords
+    ticks: np.ndarray                 # ticks per record (games: summed over the game's hands)
+    hands: np.ndarray                 # hands per record (1 in hands mode)
+    leaderboard: list = field(default_factory=list)
+    pairs: list = field(default_factory=list)
+    elapsed_s: float = 0.0
+
+    @property
+    def hands_played(self) -> int:
+        return int(self.hands.sum())
+
+    def summary(self) -> dict:
+        """Everything the files hold except timings (same seed, same files)."""
+        cfg = dataclasses.asdict(self.config)
+        return {"agents": list(self.names), "mode": self.mode, "format": self.format,
+                "teams": self.config.num_teams, "deals_per_lineup": self.deals,
+                "lineups": [[self.names[a] for a in lu] for lu in self.lineups],
+                "rotations": self.config.num_teams, "seed": self.seed,
+                "hands_played": self.hands_played, "records": len(self.records),
+                "mean_ticks_per_hand": float(self.ticks.sum() / max(self.hands.sum(), 1)),
+                "config": cfg, "leaderboard": self.leaderboard, "pairs": self.pairs}
+
+    def table(self) -> str:
+        return stats.format_table(self.leaderboard, self.pairs)
+
+    def write(self, out_dir, plot: bool = True) -> list:
+        """leaderboard.csv, pairs.csv, results.json, hands.csv and leaderboard.png in out_dir."""
+        out = Path(out_dir)
+        out.mkdir(parents=True, exist_ok=True)
+        paths = [out / "leaderboard.csv", out / "pairs.csv", out / "results.json",
+                 out / "hands.csv"]
+        stats.write_csv(self.leaderboard, paths[0])
+        stats.write_pairs_csv(self.pairs, paths[1])
+        stats.write_json(self.summary(), paths[2])
+        self._write_hands(paths[3])
+        if plot:
+            paths.append(out / "leaderboard.png")
+            stats.plot_leaderboard(self.leaderboard, self.pairs, paths[-1],
+                                   title=self._title())
+        return paths
+
+    def _title(self) -> str:
+        return (f"Nertz, {self.config.num_teams} teams, {self.hands_played} hands "
+                f"({self.mode}, duplicate deals, seed {self.seed})")
+
+    def _write_hands(self, path) -> None:
+        r = self.records
+        T = r.agent.shape[1]
+        head = ["lineup", "deal", "rotation", "hands", "ticks"]
+        head += [f"agent_{p}" for p in range(T)] + [f"score_{p}" for p in range(T)]
+        head += [f"called_{p}" for p in range(T)] + [f"win_{p}" for p in range(T)]
+        lines = [",".join(head)]
+        for i in range(len(r)):
+            row = [r.lineup[i], r.deal[i], r.rotation[i], self.hands[i], self.ticks[i]]
+            row += [self.names[a] for a in r.agent[i]]
+            row += [f"{x:g}" for x in r.score[i]] + [f"{x:g}" for x in r.called[i]]
+            row += [f"{x:g}" for x in r.win[i]]
+            lines.append(",".join(f'"{x}"' if isinstance(x, str) and "," in x else str(x)
+                                  for x in row))
+        Path(path).write_text("\n".join(lines) + "\n")
+
+
+def make_lineups(n_agents: int, n_teams: int, fmt: str = "auto") -> list:
+    """The lineups of a format (module docstring); ValueError when the format cannot seat them."""
+    if fmt not in FORMATS:
+        raise ValueError(f"format {fmt!r} is unknown; formats are {', '.join(FORMATS)}")
+    if n_agents < 1:
+        raise ValueError("agents: name at least one agent")
+    if fmt == "auto":
+        fmt = "round-robin" if n_agents >= n_teams else "all-play-all"
+    if fmt == "round-robin":
+        if n_agents < n_teams:
+            raise ValueError(f"format round-robin needs at least {n_teams} agents for {n_teams} "
+                             f"teams, got {n_agents}; use all-play-all")
+        return [tuple(c) for c in itertools.combinations(range(n_agents), n_teams)]
+    if n_agents > n_teams:
+        raise ValueError(f"format all-play-all seats every agent at one table: at most {n_teams} "
+                         f"agents for {n_teams} teams, got {n_agents}; use round-robin")
+    return [tuple(p % n_agents for p in range(n_teams))]
+
+
+def deal_keys(seed: int, deals: int) -> tuple:
+    """(deal keys, priority keys) of deals 0..deals-1: deal d's keys do not depend on `deals`."""
+    g = np.random.default_rng(np.random.SeedSequence([int(seed), 0]))
+    keys = g.integers(0, 2**63, size=(deals, 2), dtype=np.uint64) if deals else np.zeros((0, 2), np.uint64)
+    return keys[:, 0].copy(), keys[:, 1].copy()
+
+
+def _policy_keys(seed: int, lineup: int, deals: int, rotations: int) -> np.ndarray:
+    g = np.random.default_rng(np.random.SeedSequence([int(seed), 1, int(lineup)]))
+    return g.integers(0, 2**63, size=(deals, rotations), dtype=np.uint64)
+
+
+def run_tournament(agents, *, teams: int = 2, deals: int = 100, seed: int = 0,
+                   mode: str = "hands", format: str = "auto", config: RulesConfig | None = None,
+                   max_game_hands: int = 40, batch_tables: int = 2048, progress: bool = True,
+                   plot_title: str | None = None) -> TournamentResult:
+    """Play a tournament and return its records, leaderboard and paired differentials.
+
+    agents: specs for make_agent ("random", "greedy", "heuristic:style=cautious",
+    "ppo:model.zip") or Agent objects. teams: teams per table (2-8), used when config is
+    None; a config gives the table format and every rule variant (team_sizes, speeds per
+    seat, river_size, ...). deals: deals per lineup, each played once per rotation.
+    mode: "hands" (one hand per deal) or "games" (a whole game per deal, at most
+    max_game_hands hands; a game still undecided then is won by the top total).
+    """
+    if config is None:
+        config = RulesConfig(num_teams=teams)
+    elif not isinstance(config, RulesConfig):
+        raise ValueError(f"config must be a RulesConfig, got {type(config).__name__}")
+    if mode not in MODES:
+        raise ValueError(f"mode {mode!r} is unknown; modes are {', '.join(MODES)}")
+    if not isinstance(deals, int) or deals < 2:
+        raise ValueError(f"deals={deals!r} must be an int >= 2 (confidence intervals need 2 units)")
+    if not isinstance(max_game_hands, int) or max_game_hands < 1:
+        raise ValueError(f"max_game_hands={max_game_hands!r} must be an int >= 1")
+    if not isinstance(batch_tables, int) or batch_tables < 1:
+        raise ValueError(f"batch_tables={batch_tables!r} must be an int >= 1")
+    if isinstance(agents, str):
+        agents = split_specs(agents)
+    objs = [make_agent(a, seed=seed) for a in agents]
+    names = _unique_names([getattr(a, "name", type(a).__name__) for a in objs])
+    T = config.num_teams
+    fmt = format if format != "auto" else ("round-robin" if len(objs) >= T else "all-play-all")
+    lineups = make_lineups(len(objs), T, fmt)
+    dkeys, pkeys = deal_keys(seed, deals)
+
+    # one row per table: (lineup, deal, rotation)
+    L = len(lineups)
+    lu = np.repeat(np.arange(L), deals * T)
+    dd = np.tile(np.repeat(np.arange(deals), T), L)
+    rr = np.tile(np.arange(T), L * deals)
+    lineup_arr = np.array(lineups, np.int64)
+    agent_at = lineup_arr[lu[:, None], (np.arange(T)[None, :] + rr[:, None]) % T]   # [M, T]
+    pol = np.concatenate([_policy_keys(seed, l, deals, T).reshape(-1) for l in range(L)])
+    M = lu.shape[0]
+    H = 1 if mode == "hands" else max_game_hands
+    first_hand = (dd % 2) if mode == "hands" else np.zeros(M, np.int64)
+
+    out_scores = np.zeros((M, H, T), np.int64)
+    out_hands = np.zeros(M, np.int64)
+    out_calls = np.zeros((M, H, T), np.int8)
+    out_winner = np.full(M, -1, np.int64)
+    out_ticks = np.zeros((M, H), np.int64)
+    core = [a.core_policy() if hasattr(a, "core_policy") else None for a in objs]
+    seat_team = np.array(config.seat_team)
+
+    bar = _progress(M, progress, f"{len(names)} agents, {T} teams")
+    t0 = time.perf_counter()
+    for lo in range(0, M, batch_tables):
+        hi = min(M, lo + batch_tables)
+        n = hi - lo
+        kinds, knobs = new_policy_arrays(n, config.num_seats)
+        seat_agent = agent_at[lo:hi][:, seat_team]                                    # [n, S]
+        for i, c in enumerate(core):
+            where = seat_agent == i
+            if c is None:
+                kinds[where] = POLICY_EXTERNAL
+            else:
+                kinds[where] = c[0]
+                knobs[where] = c[1]
+        args = (dkeys[dd[lo:hi]], pkeys[dd[lo:hi]], first_hand[lo:hi].astype(np.int64))
+        outs = (out_scores[lo:hi], out_hands[lo:hi], out_calls[lo:hi], out_winner[lo:hi],
+                out_ticks[lo:hi])
+        if (kinds == POLICY_EXTERNAL).any():
+            _play_python(config, objs, seat_agent, kinds, knobs, pol[lo:hi].copy(), *args,
+                         mode == "games", *outs)
+        else:
+            eng = Engine(config, n_tables=n)
+            fn = play_bots_batch if n >= PARALLEL_MIN else play_bots_range
+            extra = () if fn is play_bots_batch else (0, n)
+            fn(eng.state, eng.params, eng.scratch, eng.masks, eng.actions, eng.priority,
+               eng.applied, pol[lo:hi].copy(), kinds, knobs, *args, mode == "games",
+               *outs, *extra)
+        bar.update(n)
+    bar.close()
+    elapsed = time.perf_counter() - t0
+
+    records, ticks, hands = _records(mode, lu, dd, rr, agent_at, out_scores, out_hands,
+                                     out_calls, out_winner, out_ticks)
+    rows = stats.leaderboard(records, names)
+    rows.sort(key=lambda r: -r["points"])
+    pairs = stats.paired_differentials(records, names)
+    return TournamentResult(names=names, config=config, mode=mode, format=fmt, lineups=lineups,
+                            deals=deals, seed=seed, records=records, ticks=ticks, hands=hands,
+                            leaderboard=rows, pairs=pairs, elapsed_s=elapsed)
+
+
+def _records(mode, lu, dd, rr, agent_at, scores, n_hands, calls, winners, ticks):
+    M, H, T = scores.shape
+    if mode == "hands":
+        score = scores[:, 0, :].astype(np.float64)
+        called = calls[:, 0, :].astype(np.float64)
+        win = _win_shares(score)
+        return (stats.HandRecords(lu, dd, rr, agent_at, score, called, win),
+                ticks[:, 0].copy(), np.ones(M, np.int64))
+    used = np.arange(H)[None, :] < n_hands[:, None]                                   # [M, H]
+    totals = (scores * used[:, :, None]).sum(axis=1)
+    nh = np.maximum(n_hands, 1)[:, None]
+    score = totals / nh                                                  # points per hand
+    called = (calls * used[:, :, None]).sum(axis=1) / nh
+    win = np.zeros((M, T))
+    decided = winners >= 0
+    win[np.flatnonzero(decided), winners[decided]] = 1.0
+    win[~decided] = _win_shares(totals[~decided].astype(np.float64))
+    return (stats.HandRecords(lu, dd, rr, agent_at, score, called, win),
+            (ticks * used).sum(axis=1), n_hands.copy())
+
+
+def _win_shares(score):
+    top = score == score.max(axis=1, keepdims=True)
+    return top / top.sum(axis=1, keepdims=True)
+
+
+def _play_python(config, objs, seat_agent, kinds, knobs, policy_rng, dkeys, pkeys, first_hand,
+                 games, out_scores, out_hands, out_calls, out_winner, out_ticks):
+    """The same play as play_bots_range, driven tick by tick from Python so that agents
+    outside the core (torch policies) can act; every table of the batch moves in lock step."""
+    n, S = seat_agent.shape
+    T = config.num_teams
+    H = out_scores.shape[1]
+    eng = Engine(config, n_tables=n, parallel=False)
+    st, prm, scr = eng.state, eng.params, eng.scratch
+    st.rng[:] = pkeys
+    hand_no = first_hand.copy()
+    h_idx = np.zeros(n, np.int64)
+    totals = np.zeros((n, T), np.int64)
+    game_calls = np.zeros((n, T), np.int64)
+    live = np.ones(n, bool)
+    deal_bots_range(st, prm, scr, eng.masks, dkeys, hand_no, np.ones(n, np.int8), 0, n)
+    external = sorted({int(i) for i in np.unique(seat_agent[kinds == POLICY_EXTERNAL])})
+    while live.any():
+        policy_actions_range(st, prm, scr, eng.masks, kinds, knobs, policy_rng, eng.actions, 0, n)
+        for i in external:
+            for s in range(S):
+                rows = np.flatnonzero((seat_agent[:, s] == i) & live)
+                if rows.size:
+                    obs = eng.observe(seat=s)[rows, 0]
+                    eng.actions[rows, s] = objs[i].act_batch(obs, eng.masks[rows, s])
+        step_range(st, prm, scr, eng.actions, eng.priority, eng.masks, eng.applied, 0, n)
+        done = np.flatnonzero(live & (st.status != PLAYING))
+        if not done.size:
+            continue
+        scores = eng.hand_scores()
+        redeal = np.zeros(n, np.int8)
+        for e in done:
+            h = h_idx[e]
+            out_scores[e, h] = scores[e]
+            out_calls[e, h] = st.callers[e]
+            out_ticks[e, h] = st.tick[e]
+            totals[e] += scores[e]
+            game_calls[e] += st.callers[e]
+            out_hands[e] = h + 1
+            if games:
+                w = decide_winner(totals[e].tolist(), game_calls[e].tolist(), config.target_score)
+                if w is not None and w >= 0:
+                    out_winner[e] = w
+                    live[e] = False
+                elif h + 1 >= H:
+                    live[e] = False
+                else:
+                    h_idx[e] += 1
+                    hand_no[e] += 1
+                    redeal[e] = 1
+            else:
+                live[e] = False
+        if redeal.any():
+            deal_bots_range(st, prm, scr, eng.masks, dkeys, hand_no, redeal, 0, n)
+
+
+def _unique_names(names):
+    seen, out = {}, []
+    for nm in names:
+        k = seen.get(nm, 0)
+        seen[nm] = k + 1
+        out.append(nm if k == 0 else f"{nm}#{k + 1}")
+    return out
+
+
+class _NoBar:
+    def update(self, n):
+        pass
+
+    def close(self):
+        pass
+
+
+def _progress(total, enabled, desc):
+    if not enabled:
+        return _NoBar()
+    try:
+        from tqdm.auto import tqdm
+    except ImportError:  # pragma: no cover
+        return _NoBar()
+    return tqdm(total=total, desc=desc, unit="hand", leave=False)

@@ -1,0 +1,191 @@
+"""Bots inside the jitted tick loop: every seat of every table chooses its move here, so a
+tournament or a vector env's opponents never leave numba per tick.
+
+A seat's bot is two numbers and a row of knobs (per table, so duplicate-deal rotations can
+seat different bots at the same seat of different tables):
+
+    kinds  int8  [E, S]      POLICY_RANDOM (uniform legal), POLICY_SCORED (greedy and every
+                             heuristic style), POLICY_EXTERNAL (the action is written from
+                             outside: a learner, a torch policy, a human)
+    knobs  int64 [E, S, 12]  the scored bots' knob vector (docs/heuristics.md, index table)
+
+POLICY_SCORED is the one decision rule of docs/heuristics.md: score every legal action with
+integers from the seat's visible cards (scr.avail: Nertz top N, waste top W; the team's River
+columns), play the best, ties to the lowest id. agents/python_policies.py implements the same
+page from the observation vector alone; tests compare the two move for move.
+
+Per-seat helpers take arrays and are inline="always" (rules.py explains why).
+"""
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from ..actions import BUILD0, CALL, FLIP, LAKE0, N_ACTIONS, SHIFT0, STACK0, STACK_LENS, WAIT
+from ..layout import COL_CAP, MAX_RIVER, NO_CARD, SRC_NERTZ, SRC_RIVER0, SRC_WASTE
+from .rules import can_build_on, random_below, rank, suit
+
+POLICY_RANDOM, POLICY_SCORED, POLICY_EXTERNAL = 0, 1, 2
+
+# knob vector indices (docs/heuristics.md)
+(KN_LAKE_NERTZ, KN_LAKE_STREAM, KN_LAKE_RIVER, KN_EMPTY_BONUS, KN_NERTZ_RIVER, KN_WASTE_RIVER,
+ KN_WASTE_RIVER_USEFUL, KN_SHIFT_EMPTY, KN_SHIFT_EXPOSE, KN_FLIP, KN_WITHHOLD_STREAM,
+ KN_WITHHOLD_RIVER) = range(12)
+N_KNOBS = 12
+WITHHOLD_ALWAYS, WITHHOLD_WHEN_USEFUL, WITHHOLD_NEVER = 0, 1, 2
+CALL_SCORE = 10000
+WITHHELD_SCORE = 1      # just above Wait: played only when nothing else scores higher
+NEVER_SCORE = -1        # below Wait: never played
+
+
+@njit(cache=True, error_model="numpy", inline="always")
+def pick_random_legal(masks, e, s, policy_rng):
+    """A uniformly random legal action of seat s at table e."""
+    n = 0
+    for a in range(N_ACTIONS):
+        n += masks[e, s, a]
+    k = random_below(policy_rng, e, n)
+    for a in range(N_ACTIONS):
+        if masks[e, s, a] != 0:
+            if k == 0:
+                return a
+            k -= 1
+    return 0
+
+
+@njit(cache=True, error_model="numpy", inline="always")
+def in_run(card, bottom, length):
+    """`card` is one of the `length` same-suit cards from `bottom` upwards (a stack's cards)."""
+    if card == NO_CARD:
+        return False
+    d = rank(card) - rank(bottom)
+    return suit(card) == suit(bottom) and d >= 0 and d < length
+
+
+@njit(cache=True, error_model="numpy", inline="always")
+def stream_withheld(nertz_top, waste_top, withhold):
+    """withhold_stream: keep the Stream card off the Lake (never, or when it can take N)."""
+    if withhold == WITHHOLD_NEVER:
+        return True
+    if withhold == WITHHOLD_WHEN_USEFUL:
+        return nertz_top != NO_CARD and waste_top != NO_CARD and can_build_on(nertz_top, waste_top)
+    return False
+
+
+@njit(cache=True, error_model="numpy", inline="always")
+def waste_lake_score(n_top, w_top, k_lake_stream, withhold):
+    if k_lake_stream <= NEVER_SCORE:
+        return k_lake_stream
+    if stream_withheld(n_top, w_top, withhold):
+        return WITHHELD_SCORE
+    return k_lake_stream
+
+
+@njit(cache=True, error_model="numpy", inline="always")
+def action_score(a, avail, river, river_n, e, t, knobs, s):
+    """docs/heuristics.md's score of legal action a for seat s of team t (knobs[e, s]).
+    A knob <= -1 ("never") is the score itself, without bonuses or the withheld score."""
+    n_top = avail[e, t, SRC_NERTZ]
+    w_top = avail[e, t, SRC_WASTE]
+    if a == WAIT:
+        return 0
+    if a == CALL:
+        return CALL_SCORE
+    if a == FLIP:
+        return knobs[e, s, KN_FLIP]
+    if a < BUILD0:                                   # source > lake
+        src = a - LAKE0
+        if src == SRC_NERTZ:
+            return knobs[e, s, KN_LAKE_NERTZ]
+        if src == SRC_WASTE:
+            return waste_lake_score(n_top, w_top, knobs[e, s, KN_LAKE_STREAM],
+                                    knobs[e, s, KN_WITHHOLD_STREAM])
+        k = knobs[e, s, KN_LAKE_RIVER]
+        if k <= NEVER_SCORE:
+            return k
+        if (knobs[e, s, KN_WITHHOLD_RIVER] == 1 and n_top != NO_CARD
+                and can_build_on(n_top, avail[e, t, src])):
+            return WITHHELD_SCORE
+        if river_n[e, t, src - SRC_RIVER0] == 1 and n_top != NO_CARD:
+            k += knobs[e, s, KN_EMPTY_BONUS]
+        return k
+    if a < SHIFT0:                                   # nertz / waste > riverC
+        b = a - BUILD0
+        if b < MAX_RIVER:
+            k = knobs[e, s, KN_NERTZ_RIVER]
+            if k <= NEVER_SCORE:
+                return k
+            return k + (1 if river_n[e, t, b] > 0 else 0)
+        if n_top != NO_CARD and w_top != NO_CARD and can_build_on(n_top, w_top):
+            return knobs[e, s, KN_WASTE_RIVER_USEFUL]
+        return knobs[e, s, KN_WASTE_RIVER]
+    if a < STACK0:                                   # riverA:I > riverB
+        q = (a - SHIFT0) // COL_CAP
+        i = (a - SHIFT0) % COL_CAP
+        col_a = q // (MAX_RIVER - 1)
+        col_b = q % (MAX_RIVER - 1)
+        if col_b >= col_a:
+            col_b += 1
+        if n_top == NO_CARD:
+            return NEVER_SCORE
+        if i == 0:
+            if river_n[e, t, col_b] > 0:
+                return knobs[e, s, KN_SHIFT_EMPTY]
+            return NEVER_SCORE
+        if can_build_on(n_top, river[e, t, col_a, i - 1]):
+            return knobs[e, s, KN_SHIFT_EXPOSE]
+        return NEVER_SCORE
+    q = a - STACK0                                   # stack > lake
+    bottom = avail[e, t, q // STACK_LENS]
+    length = q % STACK_LENS + 2
+    if in_run(n_top, bottom, length):
+        k = knobs[e, s, KN_LAKE_NERTZ]
+        return k if k <= NEVER_SCORE else k + length
+    k = knobs[e, s, KN_LAKE_RIVER]
+    if k <= NEVER_SCORE:
+        return k
+    if in_run(w_top, bottom, length) and waste_lake_score(
+            n_top, w_top, knobs[e, s, KN_LAKE_STREAM],
+            knobs[e, s, KN_WITHHOLD_STREAM]) == WITHHELD_SCORE:
+        return WITHHELD_SCORE
+    return k + length
+
+
+@njit(cache=True, error_model="numpy", inline="always")
+def pick_scored(masks, avail, river, river_n, e, s, t, knobs):
+    """The best-scoring legal action of seat s (team t), ties to the lowest id."""
+    best = -(1 << 62)
+    best_a = WAIT
+    for a in range(N_ACTIONS):
+        if masks[e, s, a] != 0:
+            sc = action_score(a, avail, river, river_n, e, t, knobs, s)
+            if sc > best:
+                best = sc
+                best_a = a
+    return best_a
+
+
+@njit(cache=True, error_model="numpy", inline="always")
+def write_policy_actions(masks, avail, river, river_n, seat_team, kinds, knobs, policy_rng,
+                         actions, e, n_seats):
+    """actions[e, s] for every seat whose bot lives in the core (external seats untouched)."""
+    for s in range(n_seats):
+        k = kinds[e, s]
+        if k == POLICY_RANDOM:
+            actions[e, s] = pick_random_legal(masks, e, s, policy_rng)
+        elif k == POLICY_SCORED:
+            actions[e, s] = pick_scored(masks, avail, river, river_n, e, s, seat_team[s], knobs)
+
+
+@njit(cache=True, error_model="numpy")
+def policy_actions_range(st, prm, scr, masks, kinds, knobs, policy_rng, actions, lo, hi):
+    """write_policy_actions at tables lo..hi (the Python-driven loops: agents with torch)."""
+    for e in range(lo, hi):
+        write_policy_actions(masks, scr.avail, st.river, st.river_n, prm.seat_team, kinds,
+                             knobs, policy_rng, actions, e, prm.n_seats)
+
+
+def new_policy_arrays(n_tables: int, n_seats: int):
+    """kinds (all random) and zero knobs, the shapes the kernels take."""
+    return (np.zeros((n_tables, n_seats), np.int8),
+            np.zeros((n_tables, n_seats, N_KNOBS), np.int64))

@@ -1,0 +1,127 @@
+"""Episode bookkeeping shared by the environments (PettingZoo `NertzParallelEnv` and Gymnasium
+`NertzGymEnv`), both over table 0 of an `Engine`: the score-reward baseline, whole games
+(hands dealt until R30 names a winner) and snapshots (get_state / set_state).
+
+It holds no rules: the scores are `Engine.hand_scores`, the winner `game.decide_winner`.
+"""
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass
+
+import numpy as np
+
+from .engine import Engine
+from .game import MAX_HANDS, decide_winner
+from .layout import OVER_TRUNCATED, PLAYING
+
+EPISODES = ("hand", "game")
+
+
+@dataclass
+class TickOutcome:
+    """What the tick just played means for the episode."""
+    delta: np.ndarray              # int64 [T]: change of every team's hand score this step
+    terminated: bool
+    truncated: bool
+    win: int | None                # the game's winning team on its last step, else None
+    hand_over: bool                # a hand ended this step (game: the next one is dealt)
+    final_scores: np.ndarray | None  # that hand's R29 scores when hand_over
+
+
+class GameLedger:
+    """Reward baseline and game totals of table 0 of an engine.
+
+    episode="hand": the episode is one hand; a Nertz call terminates it, max_ticks (R26)
+    truncates it. episode="game": hands 0, 1, 2, ... are dealt until `decide_winner` names a
+    winner (terminated) or MAX_HANDS hands pass (truncated); a hand that ends without ending
+    the game is replaced at once by the next (R4 roles from the hand number)."""
+
+    def __init__(self, num_teams: int, target_score: int, episode: str = "hand"):
+        if episode not in EPISODES:
+            raise ValueError(f"episode={episode!r}: one of {EPISODES}")
+        self.episode = episode
+        self.target_score = int(target_score)
+        self.prev = np.zeros(num_teams, np.int64)      # team hand scores after the previous step
+        self.totals = np.zeros(num_teams, np.int64)    # game: finished hands' scores
+        self.calls = np.zeros(num_teams, np.int64)     # game: Nertz calls (R30 tie-break)
+        self.hands = 0                                 # game: hands finished
+
+    def reset(self) -> None:
+        self.prev[:] = 0
+        self.totals[:] = 0
+        self.calls[:] = 0
+        self.hands = 0
+
+    def after_tick(self, eng: Engine) -> TickOutcome:
+        """Account for the tick `eng` just played (table 0): rewards' score change, the end of
+        the hand / game, and in a game the deal of the next hand."""
+        scores = eng.hand_scores()[0]
+        delta = scores - self.prev
+        self.prev = scores
+        terminated = truncated = hand_over = False
+        win = final = None
+        status = eng.state.status[0]
+        if status != PLAYING:
+            hand_over, final = True, scores.copy()
+            if self.episode == "hand":
+                truncated = bool(status == OVER_TRUNCATED)
+                terminated = not truncated
+            else:
+                self.totals += scores
+                self.calls += eng.state.callers[0]
+                self.hands += 1
+                win = decide_winner(self.totals, self.calls, self.target_score)
+                if win is not None:
+                    terminated = True
+                elif self.hands >= MAX_HANDS:
+                    truncated = True
+                else:                                  # next hand of the game (R4 roles)
+                    eng.reset(hands=[int(eng.state.hand[0]) + 1])
+                    self.prev = np.zeros_like(scores)
+        return TickOutcome(delta, terminated, truncated, win, hand_over, final)
+
+    def get_state(self) -> dict:
+        return {"prev_scores": self.prev.copy(), "totals": self.totals.copy(),
+                "calls": self.calls.copy(), "hands": self.hands}
+
+
+def take_snapshot(eng: Engine, ledger: GameLedger) -> dict:
+    """A deep copy of table 0's engine arrays and generator plus the ledger."""
+    return {"engine": {name: arr.copy() for name, arr in eng.state._asdict().items()},
+            "np_random": copy.deepcopy(eng.np_random.bit_generator.state),
+            **ledger.get_state()}
+
+
+def load_snapshot(eng: Engine, ledger: GameLedger, snapshot: dict, check=None):
+    """Restore a take_snapshot() dict (plus the caller's keys) into `eng` and `ledger`.
+
+    Everything is validated before anything is written: a snapshot of another table format is
+    a ValueError naming the array and shapes; a dict that is not a snapshot a ValueError.
+    `check(snapshot)`, if given, reads and validates the caller's own keys (it may raise
+    ValueError, KeyError, TypeError) before anything is written; its result is returned."""
+    try:
+        arrays = snapshot["engine"]
+        for name, dst in eng.state._asdict().items():
+            src = np.asarray(arrays[name])
+            if src.shape != dst.shape:
+                raise ValueError(f"set_state: engine array {name!r} has shape {src.shape}; "
+                                 f"this env's config needs {dst.shape}")
+        rng_state = snapshot["np_random"]
+        prev, totals, calls = (np.asarray(snapshot[k], np.int64) for k in
+                               ("prev_scores", "totals", "calls"))
+        hands = int(snapshot["hands"])
+        for name, arr in (("prev_scores", prev), ("totals", totals), ("calls", calls)):
+            if arr.shape != ledger.prev.shape:
+                raise ValueError(f"set_state: {name!r} has shape {arr.shape}; this env's config "
+                                 f"needs {ledger.prev.shape}")
+        extra = check(snapshot) if check is not None else None
+    except (KeyError, TypeError) as err:
+        raise ValueError(f"set_state needs a dict from get_state(): {err!r}") from None
+    for name, dst in eng.state._asdict().items():
+        dst[...] = arrays[name]
+    eng.np_random.bit_generator.state = copy.deepcopy(rng_state)
+    eng.refresh_masks()
+    ledger.prev, ledger.totals, ledger.calls = prev.copy(), totals.copy(), calls.copy()
+    ledger.hands = hands
+    return extra

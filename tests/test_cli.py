@@ -1,0 +1,58 @@
+"""The `nertz` command: every subcommand runs, --help teaches, bad options are clear errors."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from nertz_env.cli import main
+
+
+def test_tournament_writes_the_same_files_for_the_same_seed(tmp_path, capsys):
+    argv = ["tournament", "--agents", "random,greedy,heuristic:style=cautious,flip=20",
+            "--hands", "4", "--teams", "2", "--seed", "7", "--quiet"]
+    assert main(argv + ["--out", str(tmp_path / "a")]) == 0
+    out = capsys.readouterr().out
+    assert "Leaderboard" in out and "heuristic:style=cautious,flip=20" in out
+    assert main(argv + ["--out", str(tmp_path / "b")]) == 0
+    for name in ("leaderboard.csv", "pairs.csv", "results.json", "hands.csv", "leaderboard.png"):
+        assert (tmp_path / "a" / name).read_bytes() == (tmp_path / "b" / name).read_bytes(), name
+    res = json.loads((tmp_path / "a" / "results.json").read_text())
+    assert res["hands_played"] == 3 * 4 * 2 and res["seed"] == 7
+    assert [r["agent"] for r in res["leaderboard"]]
+
+
+def test_tournament_rule_variants_reach_the_config(tmp_path):
+    assert main(["tournament", "--agents", "greedy,heuristic", "--teams", "2", "--hands", "3",
+                 "--speeds", "1,2", "--rule", "river_size=5", "--rule", "stacking=false",
+                 "--quiet", "--no-plot", "--out", str(tmp_path)]) == 0
+    cfg = json.loads((tmp_path / "results.json").read_text())["config"]
+    assert cfg["river_size"] == 5 and cfg["stacking"] is False and list(cfg["speeds"]) == [1, 2]
+    assert not (tmp_path / "leaderboard.png").exists()
+
+
+@pytest.mark.parametrize("argv, words", [
+    (["tournament", "--agents", "chess"], "unknown kind"),
+    (["tournament", "--rule", "colour=red"], "RulesConfig field"),
+    (["tournament", "--teams", "9"], "num_teams"),
+    (["tournament", "--agents", "random,greedy", "--hands", "1"], "deals=1"),
+])
+def test_bad_options_are_clear_errors(argv, words, capsys):
+    assert main(argv + ["--quiet"]) == 2
+    assert words in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("cmd", [[], ["play"], ["game"], ["tournament"]])
+def test_help_has_examples(cmd, capsys):
+    with pytest.raises(SystemExit) as exc:
+        main(cmd + ["--help"])
+    assert exc.value.code == 0
+    assert "example" in capsys.readouterr().out
+
+
+def test_play_and_game_run(capsys):
+    assert main(["play", "--teams", "2", "--every", "1000", "--seed", "1"]) == 0
+    assert "Scores (R29)" in capsys.readouterr().out
+    assert main(["game", "--teams", "2", "--games", "2", "--target", "20", "--json"]) == 0
+    games = json.loads(capsys.readouterr().out)
+    assert len(games) == 2
