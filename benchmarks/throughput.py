@@ -3,6 +3,7 @@ random legal moves, masks written every tick, finished hands re-dealt inside the
 
     python -m benchmarks.throughput            # full table (about a minute)
     python -m benchmarks.throughput --quick    # smaller batches, for a smoke run
+    python -m benchmarks.throughput --sections parallel_env,vec_env   # the env benchmarks
 
 Measures, in one run on this machine:
 - core_sps: the median of 3 timed runs of the batched core (core.batch.play_random_batch) at B = 1, 64, 1024, 8192 for
@@ -12,7 +13,19 @@ Measures, in one run on this machine:
 - compile_s: import + deal + first tick (one Table, and one batched Engine of 256 tables) in a
   fresh process with an empty numba cache;
 - warm_start_s: the same in a second fresh process with the cache that run filled.
-Prints a table, then one JSON line.
+- parallel_env: agent-steps/s of nertz_v0.parallel_env(num_teams=4) and of a do-nothing
+  ParallelEnv with the same agents and spaces (constant, preallocated observations and masks),
+  both driven by the same random-legal sampling from the observations' action_mask; their
+  ratio (issue 3 target: >= 0.60);
+- vec_env: learner env-steps/s of the SB3 NertzVecEnv, 4 teams, num_envs = 1024 (256 with
+  --quick), learner actions drawn in numpy from action_masks(), opponents random-legal inside
+  numba (issue 3 target: 300,000);
+- threading: the same vector-env step (NertzGymVectorEnv: the same kernels without SB3, so
+  without torch) in fresh processes, with and without `import torch` first, with
+  NUMBA_THREADING_LAYER unset and =workqueue (numba's OpenMP layer vs torch's OpenMP).
+`--sections` picks some of core, oracle, compile, parallel_env, vec_env, threading (default
+all). Prints a table per section, each row with the command that measured it, then one JSON
+line.
 """
 from __future__ import annotations
 
@@ -102,47 +115,234 @@ def start_time(cache_dir: str) -> float:
     return float(out.stdout.strip().splitlines()[-1])
 
 
+def sample_legal(rng, mask) -> int:
+    """One uniformly random legal id from one agent's action_mask (both ParallelEnvs)."""
+    legal = np.flatnonzero(mask)
+    return int(legal[rng.integers(legal.size)])
+
+
+def sample_legal_batch(rng, masks) -> np.ndarray:
+    """One uniformly random legal id per row of bool masks [E, N] (wait is always legal)."""
+    flat = np.flatnonzero(masks)                    # row-major: each row's ids are contiguous
+    counts = np.count_nonzero(masks, axis=1)
+    pick = np.cumsum(counts) - counts + (rng.random(counts.size) * counts).astype(np.int64)
+    return flat[pick] - np.arange(counts.size) * masks.shape[1]
+
+
+def null_parallel_env(like):
+    """A do-nothing pettingzoo.ParallelEnv with the agents and spaces of `like`: reset and
+    step return the same preallocated observations, masks and infos (no game behind them)."""
+    from pettingzoo import ParallelEnv
+
+    class NullParallelEnv(ParallelEnv):
+        metadata = {"name": "null_v0", "render_modes": [], "is_parallelizable": True}
+
+        def __init__(self):
+            self.possible_agents = list(like.possible_agents)
+            self.agents = []
+            self.observation_spaces = {a: like.observation_space(a) for a in self.possible_agents}
+            self.action_spaces = {a: like.action_space(a) for a in self.possible_agents}
+            obs, _ = like.reset(seed=0)                 # a real dealt position, then constant
+            self._obs = {a: {k: v.copy() for k, v in o.items()} for a, o in obs.items()}
+            self._infos = {a: {"action_mask": o["action_mask"]} for a, o in self._obs.items()}
+            self._rewards = {a: 0.0 for a in self.possible_agents}
+            self._false = {a: False for a in self.possible_agents}
+
+        def observation_space(self, agent):
+            return self.observation_spaces[agent]
+
+        def action_space(self, agent):
+            return self.action_spaces[agent]
+
+        def reset(self, seed=None, options=None):
+            self.agents = self.possible_agents[:]
+            return dict(self._obs), dict(self._infos)
+
+        def step(self, actions):
+            return (dict(self._obs), dict(self._rewards), dict(self._false), dict(self._false),
+                    dict(self._infos))
+
+    return NullParallelEnv()
+
+
+def parallel_env_sps(env, seconds: float, seed: int = 0) -> float:
+    """agent-steps/s of a ParallelEnv under random legal actions (re-dealt when a hand ends)."""
+    rng = np.random.default_rng(seed)
+    obs, _ = env.reset(seed=seed)
+    steps, t0 = 0, time.perf_counter()
+    while time.perf_counter() - t0 < seconds:
+        for _ in range(50):
+            actions = {a: sample_legal(rng, obs[a]["action_mask"]) for a in env.agents}
+            obs, _, _, _, _ = env.step(actions)
+            steps += len(actions)
+            if not env.agents:
+                obs, _ = env.reset()
+    return steps / (time.perf_counter() - t0)
+
+
+def parallel_env_bench(seconds: float, repeats: int = 3) -> tuple[list[float], list[float]]:
+    """(ours, do-nothing) agent-steps/s, `repeats` interleaved runs each, 4 teams."""
+    from nertz_env import nertz_v0
+
+    ours = nertz_v0.parallel_env(num_teams=4)
+    null = null_parallel_env(nertz_v0.parallel_env(num_teams=4))
+    parallel_env_sps(ours, 0.2), parallel_env_sps(null, 0.2)        # compile / warm
+    a, b = [], []
+    for r in range(repeats):
+        a.append(parallel_env_sps(ours, seconds, seed=r))
+        b.append(parallel_env_sps(null, seconds, seed=r))
+    return a, b
+
+
+def vec_env_sps(n_envs: int, seconds: float, repeats: int = 3, teams: int = 4) -> list[float]:
+    """Learner env-steps/s of the SB3 NertzVecEnv: actions drawn in numpy from the masks."""
+    from nertz_env.vector import NertzVecEnv
+
+    env = NertzVecEnv(num_envs=n_envs, seed=0, num_teams=teams)
+    rng = np.random.default_rng(0)
+    env.reset()
+    for _ in range(5):                                              # compile / warm
+        env.step(sample_legal_batch(rng, env.action_masks()))
+    out = []
+    for _ in range(repeats):
+        steps, t0 = 0, time.perf_counter()
+        while time.perf_counter() - t0 < seconds:
+            env.step(sample_legal_batch(rng, env.action_masks()))
+            steps += n_envs
+        out.append(steps / (time.perf_counter() - t0))
+    return out
+
+
+_THREAD_SNIPPET = (
+    "import sys, time; torch = __import__('torch') if sys.argv[1] == 'torch' else None;"
+    "import numpy as np, numba; from nertz_env.gym_vector import NertzGymVectorEnv;"
+    "from benchmarks.throughput import sample_legal_batch;"
+    "n, secs = int(sys.argv[2]), float(sys.argv[3]); rng = np.random.default_rng(0);"
+    "env = NertzGymVectorEnv(num_envs=n, seed=0, num_teams=4); env.reset(seed=0);"
+    "[env.step(sample_legal_batch(rng, env.action_masks())) for _ in range(5)];"
+    "steps, t0 = 0, time.perf_counter()\n"
+    "while time.perf_counter() - t0 < secs:\n"
+    "    env.step(sample_legal_batch(rng, env.action_masks())); steps += n\n"
+    "print(steps / (time.perf_counter() - t0), numba.threading_layer())"
+)
+
+
+def threading_sps(torch_first: bool, layer: str | None, n_envs: int, seconds: float):
+    """(learner env-steps/s, numba's threading layer) of the vector-env step in a fresh
+    process: with or without `import torch` first, NUMBA_THREADING_LAYER unset or `layer`."""
+    env = {k: v for k, v in os.environ.items() if k != "NUMBA_THREADING_LAYER"}
+    if layer:
+        env["NUMBA_THREADING_LAYER"] = layer
+    out = subprocess.run([sys.executable, "-c", _THREAD_SNIPPET,
+                          "torch" if torch_first else "-", str(n_envs), str(seconds)],
+                         env=env, cwd=ROOT, capture_output=True, text=True, check=True)
+    sps, used = out.stdout.split()[-2:]
+    return float(sps), used
+
+
+SECTIONS = ("core", "oracle", "compile", "parallel_env", "vec_env", "threading")
+
+
 def main(argv=None) -> dict:
     ap = argparse.ArgumentParser(
         description="Agent-steps per second of the Nertz core vs the pure-Python oracle, "
-                    "plus cold-compile and warm-start times. Example: "
-                    "python -m benchmarks.throughput --quick")
+                    "cold-compile and warm-start times, and the environments' throughput. "
+                    "Example: python -m benchmarks.throughput --quick")
     ap.add_argument("--quick", action="store_true", help="B up to 1024, shorter timings")
     ap.add_argument("--seconds", type=float, default=None, help="time per measurement")
     ap.add_argument("--no-compile", action="store_true", help="skip the cold/warm start runs")
+    ap.add_argument("--sections", default=",".join(SECTIONS),
+                    help=f"comma-separated, any of {', '.join(SECTIONS)} (default: all)")
+    ap.add_argument("--vec-envs", type=int, default=None,
+                    help="num_envs of the vec_env section (default 1024, 256 with --quick)")
     args = ap.parse_args(argv)
+    sections = [x.strip() for x in args.sections.split(",") if x.strip()]
+    unknown = sorted(set(sections) - set(SECTIONS))
+    if unknown:
+        ap.error(f"unknown section(s) {unknown}: choose from {', '.join(SECTIONS)}")
+    if args.no_compile and "compile" in sections:
+        sections.remove("compile")
     seconds = args.seconds or (0.5 if args.quick else 2.0)
     sizes = [1, 64, 1024] if args.quick else [1, 64, 1024, 8192]
+    command = " ".join(["python -m benchmarks.throughput",
+                        *(sys.argv[1:] if argv is None else argv)])
+    if os.environ.get("NUMBA_THREADING_LAYER"):
+        command = f"NUMBA_THREADING_LAYER={os.environ['NUMBA_THREADING_LAYER']} {command}"
 
-    result = {"machine": f"{os.cpu_count()} cpus", "core_sps": {}}
-    if not args.no_compile:
+    result = {"machine": f"{os.cpu_count()} cpus"}
+    if "compile" in sections:
         with tempfile.TemporaryDirectory() as cache:
             result["compile_s"] = round(start_time(cache), 2)
             result["warm_start_s"] = round(start_time(cache), 2)
     rows = []
-    for teams in (2, 4):
-        for b in sizes:
-            runs = sorted(core_sps(teams, b, seconds))
-            result["core_sps"][f"{teams}teams_B{b}"] = round(runs[len(runs) // 2])
-            rows.append((f"core, {teams} teams", b, runs))
-    result["oracle_sps"] = round(oracle_sps(seconds * 2))
-    rows.append(("oracle (pure Python), 2 teams", 1, [result["oracle_sps"]]))
-    top = result["core_sps"][f"4teams_B{sizes[-1]}"]
-    result["ratio"] = round(top / result["oracle_sps"], 1)
+    if "core" in sections:
+        result["core_sps"] = {}
+        for teams in (2, 4):
+            for b in sizes:
+                runs = sorted(core_sps(teams, b, seconds))
+                result["core_sps"][f"{teams}teams_B{b}"] = round(runs[len(runs) // 2])
+                rows.append((f"core, {teams} teams", b, runs))
+    if "oracle" in sections:
+        result["oracle_sps"] = round(oracle_sps(seconds * 2))
+        rows.append(("oracle (pure Python), 2 teams", 1, [result["oracle_sps"]]))
+    if "core" in sections and "oracle" in sections:
+        top = result["core_sps"][f"4teams_B{sizes[-1]}"]
+        result["ratio"] = round(top / result["oracle_sps"], 1)
+    env_rows = []
+    if "parallel_env" in sections:
+        ours, null = (sorted(x) for x in parallel_env_bench(seconds))
+        result["parallel_env_sps"] = round(ours[len(ours) // 2])
+        result["null_parallel_env_sps"] = round(null[len(null) // 2])
+        result["parallel_env_ratio"] = round(result["parallel_env_sps"]
+                                             / result["null_parallel_env_sps"], 3)
+        env_rows += [("ParallelEnv nertz_v0, 4 teams", 1, "agent-steps/s", ours),
+                     ("do-nothing ParallelEnv, same spaces", 1, "agent-steps/s", null)]
+    if "vec_env" in sections:
+        n = args.vec_envs or (256 if args.quick else 1024)
+        runs = sorted(vec_env_sps(n, seconds))
+        result["vec_env_sps"] = {f"4teams_B{n}": round(runs[len(runs) // 2])}
+        env_rows.append(("SB3 NertzVecEnv, 4 teams", n, "learner env-steps/s", runs))
+    if "threading" in sections:
+        result["threading_sps"] = {}
+        for torch_first in (False, True):
+            for layer in (None, "workqueue"):
+                runs = sorted(threading_sps(torch_first, layer, 1024, seconds)
+                              for _ in range(1 if args.quick else 3))
+                sps, used = runs[len(runs) // 2]
+                key = f"{'torch' if torch_first else 'no_torch'}_{layer or 'default'}"
+                result["threading_sps"][key] = {"sps": round(sps), "layer": used}
+                env_rows.append((f"vec step, {'torch' if torch_first else 'no torch'}, "
+                                 f"layer={layer or 'unset'} ({used})", 1024,
+                                 "learner env-steps/s", [r[0] for r in runs]))
 
-    print(f"{'workload':32s} {'B':>5s} {'agent-steps/s (median)':>23s} {'min - max of 3 runs':>25s}")
-    for name, b, runs in rows:
-        spread = f"{runs[0]:,.0f} - {runs[-1]:,.0f}" if len(runs) > 1 else ""
-        print(f"{name:32s} {b:5d} {runs[len(runs) // 2]:23,.0f} {spread:>25s}")
-    print(f"ratio core (4 teams, B={sizes[-1]}) / oracle: {result['ratio']:,.1f}x")
+    print(f"measured with: {command}")
+    if rows:
+        print(f"{'workload':32s} {'B':>5s} {'agent-steps/s (median)':>23s} "
+              f"{'min - max of 3 runs':>25s}")
+        for name, b, runs in rows:
+            spread = f"{runs[0]:,.0f} - {runs[-1]:,.0f}" if len(runs) > 1 else ""
+            print(f"{name:32s} {b:5d} {runs[len(runs) // 2]:23,.0f} {spread:>25s}")
+    if "ratio" in result:
+        print(f"ratio core (4 teams, B={sizes[-1]}) / oracle: {result['ratio']:,.1f}x")
     if "compile_s" in result:
         print(f"cold compile (import, deal, first tick; Table and batched Engine; empty cache): "
               f"{result['compile_s']:.1f} s")
         print(f"warm-cache start (the same, cache filled):                              "
               f"{result['warm_start_s']:.1f} s")
+    if env_rows:
+        print(f"{'environment workload':48s} {'B':>5s} {'per second (median)':>20s} "
+              f"{'unit':20s} {'min - max':>21s}  command")
+        for name, b, unit, runs in env_rows:
+            spread = f"{runs[0]:,.0f} - {runs[-1]:,.0f}" if len(runs) > 1 else ""
+            print(f"{name:48s} {b:5d} {runs[len(runs) // 2]:20,.0f} {unit:20s} {spread:>21s}  "
+                  f"{command}")
+    if "parallel_env_ratio" in result:
+        print(f"ratio nertz_v0 / do-nothing ParallelEnv: {result['parallel_env_ratio']:.2f} "
+              f"(issue 3 target: >= 0.60)")
+    if "vec_env_sps" in result:
+        print("SB3 NertzVecEnv target (issue 3): 300,000 learner env-steps/s at B = 1024")
     print(json.dumps(result))
     return result
-
 
 if __name__ == "__main__":
     main()

@@ -15,16 +15,20 @@ if "nertz_env/Nertz-v0" not in _gymnasium.registry:      # importing twice must 
 
 
 def __getattr__(name):
-    """NertzGymEnv / NertzVecEnv, imported on first use (vector.py imports SB3, hence torch)."""
+    """NertzGymEnv / NertzVecEnv / NertzGymVectorEnv, imported on first use (vector.py
+    imports SB3, hence torch; gym_vector.py needs neither)."""
     if name == "NertzGymEnv":
         from .gym_env import NertzGymEnv
         return NertzGymEnv
     if name == "NertzVecEnv":
         from .vector import NertzVecEnv
         return NertzVecEnv
+    if name == "NertzGymVectorEnv":
+        from .gym_vector import NertzGymVectorEnv
+        return NertzGymVectorEnv
     raise AttributeError(f"module 'nertz_env' has no attribute {name!r}")
 
 
 __all__ = ["RulesConfig", "Table", "Move", "TickResult", "Engine", "N_ACTIONS", "nertz_v0",
-           "NertzGymEnv", "NertzVecEnv"]
+           "NertzGymEnv", "NertzVecEnv", "NertzGymVectorEnv"]
 __version__ = "0.1.0"
