@@ -40,9 +40,8 @@ from gymnasium.vector.utils import batch_space
 
 from .actions import N_ACTIONS
 from .config import RulesConfig
-from .core.batch import REWARD_RELATIVE, REWARD_SCORE, vec_step_batch, vec_step_range
 from .core.observe import OBS_DIM
-from .engine import Engine
+from .learner_batch import LearnerBatch, make_config
 
 try:
     from gymnasium.vector import AutoresetMode
@@ -50,45 +49,24 @@ try:
 except ImportError:                    # pragma: no cover - gymnasium < 1.1
     _SAME_STEP = "SameStep"
 
-REWARDS = {"score": REWARD_SCORE, "relative": REWARD_RELATIVE}
-
-
 class NertzGymVectorEnv(VectorEnv):
     """num_envs Nertz tables as a Gymnasium VectorEnv; seat `learner_seat` is the learner."""
 
     metadata = {"autoreset_mode": _SAME_STEP, "render_modes": []}
 
     def __init__(self, num_envs: int = 64, config: RulesConfig | None = None, seed=0,
-                 learner_seat: int = 0, reward: str = "score", **rules):
-        if config is None:
-            config = RulesConfig(**{"illegal_move": "penalize", **rules})
-        elif rules:
-            config = config.replace(**rules)
-        if reward not in REWARDS:
-            raise ValueError(f"reward={reward!r} is invalid: one of {sorted(REWARDS)} for the "
-                             f"vector env")
-        if not isinstance(learner_seat, int) or not 0 <= learner_seat < config.num_seats:
-            raise ValueError(f"learner_seat={learner_seat!r}: seats are 0..{config.num_seats - 1}")
+                 learner_seat: int = 0, reward: str = "score", opponents=None, **rules):
+        config = make_config(config, rules)
+        self.batch = LearnerBatch(num_envs, config, seed, learner_seat, reward, opponents)
         self.config = config
-        self.engine = Engine(config, num_envs, seed)      # validates num_envs
+        self.engine = self.batch.engine
         self.num_envs = num_envs
         self.learner_seat = learner_seat
-        self.reward_kind = REWARDS[reward]
         self.render_mode = None
         self.single_observation_space = spaces.Box(-1.0, 1.0, (OBS_DIM,), np.float32)
         self.single_action_space = spaces.Discrete(N_ACTIONS)
         self.observation_space = batch_space(self.single_observation_space, num_envs)
         self.action_space = batch_space(self.single_action_space, num_envs)
-        T = config.num_teams
-        self._prev = np.zeros((num_envs, T), np.float64)
-        self._cur = np.zeros((num_envs, T), np.float64)
-        self._final = np.zeros((num_envs, T), np.float64)
-        self._rewards = np.zeros(num_envs, np.float64)
-        self._term = np.zeros(num_envs, np.int8)
-        self._trunc = np.zeros(num_envs, np.int8)
-        self._final_obs = np.zeros((num_envs, 1, OBS_DIM), np.float32)
-        self._policy_rng = np.zeros(num_envs, np.uint64)
-        self._actions = np.zeros(num_envs, np.int16)
         self._all_true = np.ones(num_envs, bool)
         self._dealt = False
 
@@ -100,52 +78,34 @@ class NertzGymVectorEnv(VectorEnv):
                                  "(the tables share one seeded generator); got a sequence")
             seed = operator.index(seed)
         super().reset(seed=seed)
-        self.engine.reset(seed=seed)
-        self._policy_rng[:] = self.engine.np_random.integers(0, 2**63, size=self.num_envs,
-                                                             dtype=np.uint64)
-        self._prev[:] = 0
+        obs = self.batch.reset(seed)
         self._dealt = True
-        obs = self.engine.observe(self.learner_seat)[:, 0].copy()
         return obs, self._infos()
 
     def step(self, actions):
         if not self._dealt:
             raise ValueError("step() before reset(): call reset() first")
-        a = np.asarray(actions).reshape(-1)
-        if a.shape != (self.num_envs,) or not np.issubdtype(a.dtype, np.integer):
-            raise ValueError(f"actions must be {self.num_envs} integer action ids, got shape "
-                             f"{np.shape(actions)} and dtype {a.dtype}")
-        if a.min() < 0 or a.max() >= N_ACTIONS:
-            raise ValueError(f"action ids must be 0..{N_ACTIONS - 1}")
-        self._actions[:] = a
-        eng = self.engine
-        args = (eng.state, eng.params, eng.scratch, eng.masks, eng.actions, eng.priority,
-                eng.applied, self._actions, self.learner_seat, self._policy_rng,
-                self.reward_kind, self._prev, self._cur, self._rewards, self._term,
-                self._trunc, self._final, self._final_obs)
-        if eng.parallel:
-            vec_step_batch(*args)
-        else:
-            vec_step_range(*args, 0, self.num_envs)
-        obs = eng.observe(self.learner_seat)[:, 0].copy()
-        terminations = self._term.astype(bool)
-        truncations = self._trunc.astype(bool)
+        b = self.batch
+        b.set_actions(actions)
+        obs = b.step()
+        terminations = b.terminated.astype(bool)
+        truncations = b.truncated.astype(bool)
         infos = self._infos()
         done = terminations | truncations
         if done.any():
             final_obs = np.full(self.num_envs, None, dtype=object)
-            scores = np.zeros_like(self._final, dtype=np.int64)
+            scores = np.zeros_like(b.final_scores, dtype=np.int64)
             for e in np.flatnonzero(done):
-                final_obs[e] = self._final_obs[e, 0].copy()
-                scores[e] = self._final[e]
+                final_obs[e] = b.final_obs[e, 0].copy()
+                scores[e] = b.final_scores[e]
             infos["final_obs"], infos["_final_obs"] = final_obs, done
             infos["final_info"] = {"final_scores": scores, "_final_scores": done.copy()}
             infos["_final_info"] = done.copy()
-        return obs, self._rewards.copy(), terminations, truncations, infos
+        return obs, b.rewards.copy(), terminations, truncations, infos
 
     def action_masks(self) -> np.ndarray:
         """Bool [num_envs, N_ACTIONS]: the learner seat's legal moves."""
-        return self.engine.masks[:, self.learner_seat].astype(bool)
+        return self.batch.action_masks()
 
     def _infos(self) -> dict:
         return {"action_mask": self.action_masks(), "_action_mask": self._all_true.copy()}

@@ -1,6 +1,6 @@
 """NertzVecEnv: num_envs tables in one numba call, one learning seat per table, the other
-seats played by uniformly random legal moves inside the same jitted loop (issue 3: jitted
-heuristic opponents plug in here when the agents issue lands).
+seats played by bots inside the same jitted loop (random legal moves by default, or greedy /
+heuristic styles: `opponents=`, nertz_env/learner_batch.py).
 
 A stable-baselines3 VecEnv (MaskablePPO: `env_method("action_masks")`, `has_attr`), with
 observations the flat float32 vector of nertz_env/core/observe.py and rewards per
@@ -15,50 +15,31 @@ from gymnasium import spaces
 
 from .actions import N_ACTIONS
 from .config import RulesConfig
-from .core.batch import REWARD_RELATIVE, REWARD_SCORE, vec_step_batch, vec_step_range
 from .core.observe import OBS_DIM
 from .engine import Engine
+from .learner_batch import LearnerBatch, make_config
 
 try:                                   # SB3 is an optional extra ([train])
     from stable_baselines3.common.vec_env.base_vec_env import VecEnv as _VecEnvBase
 except ImportError:                    # pragma: no cover - exercised without the extra
     _VecEnvBase = object
 
-REWARDS = {"score": REWARD_SCORE, "relative": REWARD_RELATIVE}
-
 
 class NertzVecEnv(_VecEnvBase):
-    """num_envs Nertz tables; seat `learner_seat` of every table is the learner."""
+    """num_envs Nertz tables; seat `learner_seat` of every table is the learner; `opponents`
+    as in nertz_env/learner_batch.py (default: random legal moves)."""
 
     def __init__(self, num_envs: int = 64, config: RulesConfig | None = None, seed=0,
-                 learner_seat: int = 0, reward: str = "score", **rules):
-        if config is None:
-            config = RulesConfig(**{"illegal_move": "penalize", **rules})
-        elif rules:
-            config = config.replace(**rules)
-        if reward not in REWARDS:
-            raise ValueError(f"reward={reward!r} is invalid: one of {sorted(REWARDS)} for the "
-                             f"vector env")
-        if not isinstance(learner_seat, int) or not 0 <= learner_seat < config.num_seats:
-            raise ValueError(f"learner_seat={learner_seat!r}: seats are 0..{config.num_seats - 1}")
+                 learner_seat: int = 0, reward: str = "score", opponents=None, **rules):
+        config = make_config(config, rules)
+        self.batch = LearnerBatch(num_envs, config, seed, learner_seat, reward, opponents)
         self.config = config
-        self.engine = Engine(config, num_envs, seed)
+        self.engine = self.batch.engine
         self.learner_seat = learner_seat
-        self.reward_kind = REWARDS[reward]
         self.observation_space = spaces.Box(-1.0, 1.0, (OBS_DIM,), np.float32)
         self.action_space = spaces.Discrete(N_ACTIONS)
         self.num_envs = num_envs
         self.render_mode = None
-        T = config.num_teams
-        self._prev = np.zeros((num_envs, T), np.float64)
-        self._cur = np.zeros((num_envs, T), np.float64)
-        self._final = np.zeros((num_envs, T), np.float64)
-        self._rewards = np.zeros(num_envs, np.float64)
-        self._term = np.zeros(num_envs, np.int8)
-        self._trunc = np.zeros(num_envs, np.int8)
-        self._final_obs = np.zeros((num_envs, 1, OBS_DIM), np.float32)
-        self._policy_rng = np.zeros(num_envs, np.uint64)
-        self._actions = np.zeros(num_envs, np.int16)
         self._seed = seed
         if _VecEnvBase is not object:
             super().__init__(num_envs, self.observation_space, self.action_space)
@@ -67,46 +48,29 @@ class NertzVecEnv(_VecEnvBase):
     def reset(self):
         seed = getattr(self, "_seeds", None)
         seed = self._seed if seed is None or seed[0] is None else seed[0]
-        self.engine.reset(seed=seed)
-        self._policy_rng[:] = self.engine.np_random.integers(0, 2**63, size=self.num_envs,
-                                                             dtype=np.uint64)
-        self._prev[:] = 0
-        return self.engine.observe(self.learner_seat)[:, 0].copy()
+        return self.batch.reset(seed)
 
     def seed(self, seed=None):
         self._seed = seed
         return [seed] * self.num_envs
 
     def step_async(self, actions) -> None:
-        a = np.asarray(actions).reshape(-1)
-        if a.shape != (self.num_envs,) or not np.issubdtype(a.dtype, np.integer):
-            raise ValueError(f"actions must be {self.num_envs} integer action ids")
-        if a.size and (a.min() < 0 or a.max() >= N_ACTIONS):
-            raise ValueError(f"action ids must be 0..{N_ACTIONS - 1}")
-        self._actions[:] = a
+        self.batch.set_actions(actions)
 
     def step_wait(self):
-        eng = self.engine
-        args = (eng.state, eng.params, eng.scratch, eng.masks, eng.actions, eng.priority,
-                eng.applied, self._actions, self.learner_seat, self._policy_rng,
-                self.reward_kind, self._prev, self._cur, self._rewards, self._term,
-                self._trunc, self._final, self._final_obs)
-        if eng.parallel:
-            vec_step_batch(*args)
-        else:
-            vec_step_range(*args, 0, self.num_envs)
-        obs = eng.observe(self.learner_seat)[:, 0].copy()
-        done = (self._term | self._trunc).astype(bool)
+        b = self.batch
+        obs = b.step()
+        done = (b.terminated | b.truncated).astype(bool)
         infos = [{} for _ in range(self.num_envs)]
         for e in np.flatnonzero(done):
-            infos[e] = {"terminal_observation": self._final_obs[e, 0].copy(),
-                        "final_scores": self._final[e].tolist(),
-                        "TimeLimit.truncated": bool(self._trunc[e])}
-        return obs, self._rewards.astype(np.float32), done, infos
+            infos[e] = {"terminal_observation": b.final_obs[e, 0].copy(),
+                        "final_scores": b.final_scores[e].tolist(),
+                        "TimeLimit.truncated": bool(b.truncated[e])}
+        return obs, b.rewards.astype(np.float32), done, infos
 
     def action_masks(self) -> np.ndarray:
         """Bool [num_envs, N_ACTIONS]: the learner seat's legal moves (MaskablePPO)."""
-        return self.engine.masks[:, self.learner_seat].astype(bool)
+        return self.batch.action_masks()
 
     def close(self) -> None:
         pass

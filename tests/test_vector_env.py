@@ -157,3 +157,72 @@ def test_maskable_ppo_trains_on_the_vector_env():
     obs = env.reset()
     actions, _ = model.predict(obs, action_masks=env.action_masks(), deterministic=True)
     assert env.action_masks()[np.arange(16), actions].all()   # masked: only legal moves
+
+
+def test_jitted_bot_opponents_play_their_rule():
+    """opponents= greedy / heuristic: inside vec_step the other seats play exactly what the
+    plain-Python bots (agents/python_policies.py) choose on their observations."""
+    from agents.bots import STYLES
+    from agents.python_policies import choose_action
+    from nertz_env.learner_batch import LearnerBatch, make_config
+
+    cfg = make_config(None, dict(num_teams=3))
+    specs = ["greedy", "heuristic:style=river-builder"]
+    batch = LearnerBatch(8, cfg, seed=2, learner_seat=0, reward="score", opponents=specs)
+    batch.reset(2)
+    knobs = {1: STYLES["greedy"], 2: STYLES["river-builder"]}
+    rng = np.random.default_rng(0)
+    checked = 0
+    for _ in range(40):
+        obs = batch.engine.observe().copy()
+        masks = batch.engine.masks.copy()
+        status = batch.engine.state.status.copy()
+        acts = np.array([rng.choice(np.flatnonzero(m)) for m in batch.action_masks()])
+        batch.set_actions(acts)
+        batch.step()
+        for e in range(8):
+            assert batch.engine.actions[e, 0] == acts[e]
+            for s in (1, 2):
+                assert batch.engine.actions[e, s] == choose_action(obs[e, s], masks[e, s], knobs[s])
+                checked += 1
+        assert (status == 0).all()
+    assert checked == 640
+
+
+def test_opponents_argument_errors():
+    from nertz_env.learner_batch import core_bots, make_config
+
+    cfg = make_config(None, dict(num_teams=3))
+    with pytest.raises(ValueError, match="2 opponent seats"):
+        NertzVecEnv(2, num_teams=3, opponents=["greedy"])
+    with pytest.raises(ValueError, match="not opponent seats"):
+        NertzVecEnv(2, num_teams=3, opponents={0: "greedy"})
+    with pytest.raises(ValueError, match="unknown kind"):
+        NertzVecEnv(2, num_teams=3, opponents="chess")
+
+    class Outside:
+        name = "outside"
+
+        def act(self, observation, action_mask):
+            return 0
+    with pytest.raises(ValueError, match="does not run inside the core"):
+        core_bots(Outside(), cfg, 0, 2)
+    kinds, knobs, names = core_bots({2: "greedy"}, cfg, 1, 2)
+    assert names == {0: "random", 2: "greedy"} and kinds[:, 1].tolist() == [2, 2]
+
+
+def test_heuristic_opponents_are_stronger_than_random():
+    """Against the same random learner, heuristic opponents score far more than random ones
+    (and end hands sooner by calling Nertz)."""
+    means = {}
+    for opp in ("random", "heuristic"):
+        env = NertzVecEnv(64, num_teams=2, seed=5, opponents=opp)
+        env.reset()
+        rng = np.random.default_rng(1)
+        finals = []
+        while len(finals) < 128:
+            acts = np.array([rng.choice(np.flatnonzero(m)) for m in env.action_masks()])
+            _, _, dones, infos = env.step(acts)
+            finals += [i["final_scores"][1] for i, d in zip(infos, dones) if d]
+        means[opp] = np.mean(finals)
+    assert means["heuristic"] > means["random"] + 10, means

@@ -279,10 +279,11 @@ REWARD_SCORE, REWARD_RELATIVE = 0, 1
 
 @njit(cache=True, error_model="numpy")
 def vec_step_range(st, prm, scr, masks, actions, priority, applied, learner_actions,
-                   learner_seat, policy_rng, reward_kind, prev_scores, cur_scores, rewards,
-                   terminated, truncated, final_scores, final_obs, lo, hi):
+                   learner_seat, kinds, knobs, policy_rng, reward_kind, prev_scores,
+                   cur_scores, rewards, terminated, truncated, final_scores, final_obs, lo, hi):
     """One learner step at tables lo..hi: the learner's seat plays learner_actions[e], every
-    other seat a uniformly random legal move (chosen here, inside numba), the tick resolves.
+    other seat the move of its bot (kinds/knobs, core/policies.py: random legal, greedy or a
+    heuristic style, chosen here inside numba), the tick resolves.
     rewards[e]: the change of the learner team's hand score (R29) since its last step, or that
     minus the mean change of the other teams (relative). A finished hand is recorded
     (terminated / truncated, final_scores) and the table re-dealt at once with the next hand
@@ -292,11 +293,9 @@ def vec_step_range(st, prm, scr, masks, actions, priority, applied, learner_acti
     T = prm.n_teams
     me = prm.seat_team[learner_seat]
     for e in range(lo, hi):
-        for s in range(S):
-            if s == learner_seat:
-                actions[e, s] = learner_actions[e]
-            else:
-                actions[e, s] = pick_random_legal(masks, e, s, policy_rng)
+        write_policy_actions(masks, scr.avail, st.river, st.river_n, prm.seat_team, kinds,
+                             knobs, policy_rng, actions, e, S)
+        actions[e, learner_seat] = learner_actions[e]
         step_table(st, prm, scr, e, actions, priority, masks, applied)
         write_hand_scores(st, prm, e, cur_scores[e])
         mine = cur_scores[e, me] - prev_scores[e, me]
@@ -329,12 +328,13 @@ def vec_step_range(st, prm, scr, masks, actions, priority, applied, learner_acti
 
 @njit(cache=True, parallel=True, error_model="numpy")
 def vec_step_batch(st, prm, scr, masks, actions, priority, applied, learner_actions,
-                   learner_seat, policy_rng, reward_kind, prev_scores, cur_scores, rewards,
-                   terminated, truncated, final_scores, final_obs):
+                   learner_seat, kinds, knobs, policy_rng, reward_kind, prev_scores,
+                   cur_scores, rewards, terminated, truncated, final_scores, final_obs):
     E = st.tick.shape[0]
     k = n_chunks(E)
     for c in prange(k):
         lo, hi = chunk_bounds(c, k, E)
         vec_step_range(st, prm, scr, masks, actions, priority, applied, learner_actions,
-                       learner_seat, policy_rng, reward_kind, prev_scores, cur_scores, rewards,
-                       terminated, truncated, final_scores, final_obs, lo, hi)
+                       learner_seat, kinds, knobs, policy_rng, reward_kind, prev_scores,
+                       cur_scores, rewards, terminated, truncated, final_scores, final_obs,
+                       lo, hi)

@@ -1,0 +1,136 @@
+"""LearnerBatch: the batched one-learner game shared by NertzVecEnv (stable-baselines3) and
+NertzGymVectorEnv (Gymnasium): num_envs tables in one numba call per step
+(core/batch.py vec_step_batch / vec_step_range), seat `learner_seat` of every table played
+by the caller, every other seat by a bot that lives inside the core.
+
+Opponents (`opponents=`): None or "random" (uniformly random legal moves), one agent spec
+or agent for every other seat ("greedy", "heuristic:style=cautious", ...), a list with one
+per other seat in seat order, or a mapping seat -> spec. Only bots the core can play
+(`core_policy()`: random, greedy, heuristic styles) are accepted: the vector envs never leave
+numba per step; NertzGymEnv takes any agent, torch policies included.
+"""
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import numpy as np
+
+from .config import RulesConfig
+from .core.batch import REWARD_RELATIVE, REWARD_SCORE, vec_step_batch, vec_step_range
+from .core.observe import OBS_DIM
+from .core.policies import POLICY_EXTERNAL, new_policy_arrays
+from .engine import Engine
+
+REWARDS = {"score": REWARD_SCORE, "relative": REWARD_RELATIVE}
+
+
+def make_config(config, rules) -> RulesConfig:
+    """The vector envs' config: RulesConfig(**rules) with illegal_move="penalize" by default."""
+    if config is None:
+        return RulesConfig(**{"illegal_move": "penalize", **rules})
+    if not isinstance(config, RulesConfig):
+        raise ValueError(f"config must be a RulesConfig, got {type(config).__name__}")
+    return config.replace(**rules) if rules else config
+
+
+def core_bots(opponents, config: RulesConfig, learner_seat: int, n_tables: int):
+    """(kinds [E, S], knobs [E, S, K], names) of the opponents (module docstring)."""
+    from agents.registry import make_agent
+
+    others = [s for s in range(config.num_seats) if s != learner_seat]
+    if opponents is None:
+        per_seat = {s: "random" for s in others}
+    elif isinstance(opponents, Mapping):
+        bad = [s for s in opponents if s not in others]
+        if bad:
+            raise ValueError(f"opponents: seats {bad} are not opponent seats; they are {others}")
+        per_seat = {s: opponents.get(s, "random") for s in others}
+    elif isinstance(opponents, (list, tuple)):
+        if len(opponents) != len(others):
+            raise ValueError(f"opponents: {len(opponents)} given for {len(others)} opponent "
+                             f"seats {others}")
+        per_seat = dict(zip(others, opponents))
+    else:
+        per_seat = {s: opponents for s in others}
+    kinds, knobs = new_policy_arrays(n_tables, config.num_seats)
+    kinds[:, learner_seat] = POLICY_EXTERNAL
+    names = {}
+    for s, spec in per_seat.items():
+        agent = make_agent(spec if spec is not None else "random")
+        core = agent.core_policy() if hasattr(agent, "core_policy") else None
+        if core is None:
+            raise ValueError(f"opponents: seat {s}'s {getattr(agent, 'name', agent)!r} does not run "
+                             "inside the core; the vector envs take random, greedy and heuristic "
+                             "bots (NertzGymEnv takes any agent)")
+        kinds[:, s], knobs[:, s] = core
+        names[s] = getattr(agent, "name", str(spec))
+    return kinds, knobs, names
+
+
+class LearnerBatch:
+    """The engine, buffers and bots of the batched learner game (module docstring)."""
+
+    def __init__(self, num_envs: int, config: RulesConfig, seed, learner_seat: int,
+                 reward: str, opponents=None):
+        if reward not in REWARDS:
+            raise ValueError(f"reward={reward!r} is invalid: one of {sorted(REWARDS)} for the "
+                             f"vector env")
+        if isinstance(learner_seat, bool) or not isinstance(learner_seat, int) \
+                or not 0 <= learner_seat < config.num_seats:
+            raise ValueError(f"learner_seat={learner_seat!r}: seats are 0..{config.num_seats - 1}")
+        self.config = config
+        self.engine = Engine(config, num_envs, seed)      # validates num_envs
+        self.num_envs = num_envs
+        self.learner_seat = learner_seat
+        self.reward_kind = REWARDS[reward]
+        self.kinds, self.knobs, self.opponent_names = core_bots(opponents, config, learner_seat,
+                                                                num_envs)
+        T = config.num_teams
+        self.prev = np.zeros((num_envs, T), np.float64)
+        self.cur = np.zeros((num_envs, T), np.float64)
+        self.final_scores = np.zeros((num_envs, T), np.float64)
+        self.rewards = np.zeros(num_envs, np.float64)
+        self.terminated = np.zeros(num_envs, np.int8)
+        self.truncated = np.zeros(num_envs, np.int8)
+        self.final_obs = np.zeros((num_envs, 1, OBS_DIM), np.float32)
+        self.policy_rng = np.zeros(num_envs, np.uint64)
+        self.actions = np.zeros(num_envs, np.int16)
+
+    def reset(self, seed=None) -> np.ndarray:
+        """Deal every table (seed: restart the engine's generator); the learner's observations."""
+        self.engine.reset(seed=seed)
+        self.policy_rng[:] = self.engine.np_random.integers(0, 2**63, size=self.num_envs,
+                                                            dtype=np.uint64)
+        self.prev[:] = 0
+        return self.observe()
+
+    def set_actions(self, actions) -> None:
+        from .actions import N_ACTIONS
+        a = np.asarray(actions).reshape(-1)
+        if a.shape != (self.num_envs,) or not np.issubdtype(a.dtype, np.integer):
+            raise ValueError(f"actions must be {self.num_envs} integer action ids, got shape "
+                             f"{np.shape(actions)} and dtype {a.dtype}")
+        if a.size and (a.min() < 0 or a.max() >= N_ACTIONS):
+            raise ValueError(f"action ids must be 0..{N_ACTIONS - 1}")
+        self.actions[:] = a
+
+    def step(self) -> np.ndarray:
+        """One tick at every table with the actions set by set_actions; the new observations.
+        rewards / terminated / truncated / final_scores / final_obs hold the step's results."""
+        eng = self.engine
+        args = (eng.state, eng.params, eng.scratch, eng.masks, eng.actions, eng.priority,
+                eng.applied, self.actions, self.learner_seat, self.kinds, self.knobs,
+                self.policy_rng, self.reward_kind, self.prev, self.cur, self.rewards,
+                self.terminated, self.truncated, self.final_scores, self.final_obs)
+        if eng.parallel:
+            vec_step_batch(*args)
+        else:
+            vec_step_range(*args, 0, self.num_envs)
+        return self.observe()
+
+    def observe(self) -> np.ndarray:
+        return self.engine.observe(self.learner_seat)[:, 0].copy()
+
+    def action_masks(self) -> np.ndarray:
+        """Bool [num_envs, N_ACTIONS]: the learner seat's legal moves."""
+        return self.engine.masks[:, self.learner_seat].astype(bool)
