@@ -188,15 +188,9 @@ def build_parser() -> argparse.ArgumentParser:
     t.add_argument("--hands", type=int, default=200, metavar="N",
                    help="deals per lineup; each is played once per rotation, so a lineup plays "
                         "N x teams hands (default 200)")
-    t.add_argument("--teams", type=int, default=4, help="teams per table, 2-8 (default 4)")
-    t.add_argument("--team-sizes", default="", metavar="1,2,..",
-                   help="players per team, comma separated (default: all solo)")
+    _add_rules(t)
     t.add_argument("--speeds", default="", metavar="1,2,..",
                    help="ticks between moves per seat (R21; default: all 1)")
-    t.add_argument("--river", type=int, default=4, help="River columns, 4 or 5 (default 4)")
-    t.add_argument("--max-ticks", type=int, default=RulesConfig.max_ticks,
-                   help=f"a hand ends after this many ticks (default {RulesConfig.max_ticks})")
-    t.add_argument("--target", type=int, default=150, help="game target score (default 150)")
     t.add_argument("--rule", action="append", default=[], metavar="FIELD=VALUE",
                    help="any other RulesConfig field, repeatable (e.g. --rule stacking=false)")
     t.add_argument("--mode", choices=("hands", "games"), default="hands",
@@ -206,7 +200,6 @@ def build_parser() -> argparse.ArgumentParser:
     t.add_argument("--format", choices=("auto", "round-robin", "all-play-all"), default="auto",
                    help="round-robin: every set of --teams agents; all-play-all: all agents at "
                         "each table (default auto: round-robin when there are enough agents)")
-    t.add_argument("--seed", type=int, default=0, help="seed of every deal (default 0)")
     t.add_argument("--out", default="", metavar="DIR", help="write the leaderboard files here")
     t.add_argument("--no-plot", action="store_true", help="skip leaderboard.png")
     t.add_argument("--quiet", action="store_true", help="no progress bar")

@@ -1,9 +1,38 @@
-"""Shared test helpers: random configs, random decks, random legal play over the Table API."""
+"""Shared test helpers: readable layout pieces, random configs, random decks, random legal
+play over the Table API."""
 from __future__ import annotations
+
+import copy
 
 import numpy as np
 
 from nertz_env import RulesConfig
+
+# Four River columns of one colour (K, K, Q, Q): nothing builds on them from the other piles
+# in the scenario tests and a card never builds on its own colour, so they add no moves.
+REDS = [["KH"], ["KD"], ["QH"], ["QD"]]
+BLACKS = [["KS"], ["KC"], ["QS"], ["QC"]]
+# A second team with no move but Wait (Nertz KD, black River, empty Stream).
+OTHER = {"nertz": ["KD"], "river": BLACKS, "stream": [], "waste": 0}
+
+
+def team(nertz, river=REDS, stream=(), waste=0):
+    """One team entry of a layout (fresh lists, so tests never share mutable state)."""
+    return {
+        "nertz": list(nertz),
+        "river": [list(column) for column in river],
+        "stream": list(stream),
+        "waste": waste,
+    }
+
+
+def layout_of(teams, lake=(), **keys):
+    """A layout dict over the given team entries (OTHER appended when only one is given)."""
+    teams = [copy.deepcopy(entry) for entry in teams]
+    if len(teams) == 1:
+        teams.append(copy.deepcopy(OTHER))
+    return {"lake": [list(pile) for pile in lake], "teams": teams, **keys}
+
 
 CARD_TEXT = [r + s for s in "SHDC" for r in
              ("A", "2", "3", "4", "5", "6", "7", "8", "9", "10", "J", "Q", "K")]

@@ -12,26 +12,7 @@ import pytest
 
 from nertz_env import Move, RulesConfig, Table
 
-REDS = [["KH"], ["KD"], ["QH"], ["QD"]]
-BLACKS = [["KS"], ["KC"], ["QS"], ["QC"]]
-OTHER = {"nertz": ["KD"], "river": BLACKS, "stream": [], "waste": 0}
-
-
-def team(nertz, river=REDS, stream=(), waste=0):
-    return {
-        "nertz": list(nertz),
-        "river": [list(column) for column in river],
-        "stream": list(stream),
-        "waste": waste,
-    }
-
-
-def layout_of(teams, lake=(), **keys):
-    teams = [copy.deepcopy(entry) for entry in teams]
-    if len(teams) == 1:
-        teams.append(copy.deepcopy(OTHER))
-    return {"lake": [list(pile) for pile in lake], "teams": teams, **keys}
-
+from helpers import BLACKS, OTHER, REDS, layout_of, team  # noqa: F401
 
 def raises_naming(part, func, *args, **kwargs):
     """Call func and check that it raises a ValueError whose message contains `part`."""

@@ -18,32 +18,18 @@ import pytest
 
 from nertz_env import Move, RulesConfig, Table
 
+from helpers import BLACKS, OTHER, REDS, layout_of, team  # noqa: F401
+
 RANKS = ["A", "2", "3", "4", "5", "6", "7", "8", "9", "10", "J", "Q", "K"]
 FULL_DECK = [rank + suit for suit in "SHDC" for rank in RANKS]
-
-REDS = [["KH"], ["KD"], ["QH"], ["QD"]]
-BLACKS = [["KS"], ["KC"], ["QS"], ["QC"]]
-OTHER = {"nertz": ["KD"], "river": BLACKS, "stream": [], "waste": 0}
 
 ALL_MOVE_COSTS = {"flip": 1, "lake": 1, "river": 1, "shift": 1}
 
 
-def team(nertz, river=REDS, stream=(), waste=0):
-    """One team entry of a layout (fresh lists, so tests never share mutable state)."""
-    return {
-        "nertz": list(nertz),
-        "river": [list(column) for column in river],
-        "stream": list(stream),
-        "waste": waste,
-    }
-
-
 def make(teams, lake=(), config=None, hand=None, seed=0, **keys):
     """Table.from_layout over the given team entries (OTHER is appended when only one is given)."""
-    teams = [copy.deepcopy(entry) for entry in teams]
-    if len(teams) == 1:
-        teams.append(copy.deepcopy(OTHER))
-    layout = {"lake": [list(pile) for pile in lake], "teams": teams, **keys}
+    layout = layout_of(teams, lake, **keys)
+    teams = layout["teams"]
     if config is None:
         config = RulesConfig(num_teams=len(teams), river_size=len(teams[0]["river"]))
     if hand is None:
