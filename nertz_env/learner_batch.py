@@ -16,7 +16,8 @@ from collections.abc import Mapping
 import numpy as np
 
 from .config import RulesConfig
-from .core.batch import REWARD_RELATIVE, REWARD_SCORE, vec_step_batch, vec_step_range
+from .core.batch import (REWARD_RELATIVE, REWARD_SCORE, vec_step_observe_batch,
+                         vec_step_observe_range)
 from .core.observe import OBS_DIM
 from .core.policies import POLICY_EXTERNAL, new_policy_arrays
 from .engine import Engine
@@ -115,18 +116,21 @@ class LearnerBatch:
         self.actions[:] = a
 
     def step(self) -> np.ndarray:
-        """One tick at every table with the actions set by set_actions; the new observations.
-        rewards / terminated / truncated / final_scores / final_obs hold the step's results."""
+        """One tick at every table with the actions set by set_actions; the new observations
+        (a fresh float32 [num_envs, OBS_DIM] array, written by the same numba call that plays
+        the tick: core/batch.py vec_step_observe_*). rewards / terminated / truncated /
+        final_scores / final_obs hold the step's results."""
         eng = self.engine
+        obs = np.empty((self.num_envs, 1, OBS_DIM), np.float32)
         args = (eng.state, eng.params, eng.scratch, eng.masks, eng.actions, eng.priority,
                 eng.applied, self.actions, self.learner_seat, self.kinds, self.knobs,
                 self.policy_rng, self.reward_kind, self.prev, self.cur, self.rewards,
-                self.terminated, self.truncated, self.final_scores, self.final_obs)
+                self.terminated, self.truncated, self.final_scores, self.final_obs, obs)
         if eng.parallel:
-            vec_step_batch(*args)
+            vec_step_observe_batch(*args)
         else:
-            vec_step_range(*args, 0, self.num_envs)
-        return self.observe()
+            vec_step_observe_range(*args, 0, self.num_envs)
+        return obs.reshape(self.num_envs, OBS_DIM)
 
     def observe(self) -> np.ndarray:
         return self.engine.observe(self.learner_seat)[:, 0].copy()

@@ -138,8 +138,14 @@ class NertzParallelEnv(ParallelEnv):
         self.action_spaces = {a: spaces.Discrete(N_ACTIONS) for a in self.possible_agents}
         self.state_space = _state_space(self._engine.state)
 
-        self._actions = np.zeros((1, S), np.int64)
         self._applied = np.zeros(S, bool)
+        self._wait_ids = [WAIT] * S
+        # per agent, precomputed once: (agent, seat, team, (role in even hands, in odd hands))
+        self._row = {a: (a, s, self._agent_team[a],
+                         (self._role(s, self._agent_team[a], 0),
+                          self._role(s, self._agent_team[a], 1)))
+                     for a, s in self._seat.items()}
+        self._rows = [self._row[a] for a in self.possible_agents]
         # reward baseline, game totals/calls/hands (shared with NertzGymEnv: episode.py)
         self._game = GameLedger(T, config.target_score, episode)
 
@@ -165,69 +171,88 @@ class NertzParallelEnv(ParallelEnv):
             eng.state.rng[0] = key
             eng.refresh_masks()
         self.agents = self.possible_agents[:]
-        self._applied[:] = False
+        self._applied = np.zeros(self.config.num_seats, bool)
         self._game.reset()
-        obs, masks = self._observe()
-        return obs, self._infos(masks)
+        return self._observe()
 
     def step(self, actions):
-        if not self.agents:
-            raise ValueError("step() after the episode ended: call reset() first")
-        eng, acts = self._engine, self._actions
-        acts[:] = WAIT
-        for agent, action in actions.items():
-            seat = self._seat.get(agent)
-            if seat is None:
-                raise ValueError(f"unknown agent {agent!r}: agents are {self.possible_agents}")
-            if action is not None:
-                acts[0, seat] = _action_id(agent, action)
-        self._applied[:] = eng.step(acts)[0] != 0
-
-        out = self._game.after_tick(eng)          # hand/game end, next hand (episode.py)
-        terminated, truncated = out.terminated, out.truncated
-        rewards = self._rewards(out.delta, out.win)
-        obs, masks = self._observe()
-        infos = self._infos(masks)
         agents = self.agents
-        terminations = {a: terminated for a in agents}
-        truncations = {a: truncated for a in agents}
+        if not agents:
+            raise ValueError("step() after the episode ended: call reset() first")
+        ids = list(actions.values())              # validate every action before any change
+        if not (list(actions) == self.possible_agents and None not in ids
+                and all(type(a) is int for a in ids) and 0 <= min(ids)
+                and max(ids) < N_ACTIONS):            # else the general path (any agents,
+            ids = self._action_ids(actions)           # None, numpy ids, errors)
+        eng = self._engine
+        eng.actions[0] = ids                      # validated: the engine's unchecked path
+        applied, scores, obs = eng.step_observe() # tick, R29 scores, every seat's view
+        self._applied = applied[0] != 0
+
+        out = self._game.after_tick(eng, scores[0])   # hand/game end, next hand (episode.py)
+        terminated, truncated = out.terminated, out.truncated
+        if out.hand_over and not (terminated or truncated):
+            obs = eng.observe()                   # a game's next hand was dealt
+        observations, infos, rewards = self._returns(obs, self._team_rewards(out.delta, out.win))
+        terminations = dict.fromkeys(agents, terminated)
+        truncations = dict.fromkeys(agents, truncated)
         if terminated or truncated:
             self.agents = []
         if self.render_mode == "human":
             self.render()
-        return obs, rewards, terminations, truncations, infos
+        return observations, rewards, terminations, truncations, infos
 
-    def _rewards(self, delta, win):
-        T = self.config.num_teams
+    def _action_ids(self, actions) -> list:
+        """One validated id per seat (WAIT for an agent left out or given None); a ValueError
+        naming the agent for an unknown agent or a bad action."""
+        ids = list(self._wait_ids)
+        seat_of = self._seat
+        for agent, action in actions.items():
+            seat = seat_of.get(agent)
+            if seat is None:
+                raise ValueError(f"unknown agent {agent!r}: agents are {self.possible_agents}")
+            if action is not None:
+                ids[seat] = _action_id(agent, action)
+        return ids
+
+    def _team_rewards(self, delta, win) -> list:
+        """One float reward per team (module docstring, Rewards)."""
         if self.reward == "score":
-            team = delta.astype(np.float64)
-        elif self.reward == "relative":
-            team = delta - (delta.sum() - delta) / (T - 1)
-        else:
-            team = np.zeros(T)
-            if win is not None:
-                team[:] = -1.0
-                team[win] = 1.0
-        team = team.tolist()
-        return {a: float(team[self._agent_team[a]]) for a in self.agents}
+            return delta.astype(np.float64).tolist()
+        T = self.config.num_teams
+        if self.reward == "relative":
+            return (delta - (delta.sum() - delta) / (T - 1)).tolist()
+        team = np.zeros(T)
+        if win is not None:
+            team[:] = -1.0
+            team[win] = 1.0
+        return team.tolist()
 
-    def _observe(self):
-        obs = self._engine.observe()[0].copy()       # the engine reuses its buffer
+    def _returns(self, obs_all, team_rewards=None):
+        """(observations, infos, rewards) of the live agents: fresh dicts, fresh arrays (the
+        engine's observation buffer and masks are copied once for all seats; each agent gets
+        row views of those copies)."""
+        obs = obs_all[0].copy()                   # the engine reuses its buffers
         masks = self._engine.masks[0].copy()
-        return ({a: {"observation": obs[self._seat[a]], "action_mask": masks[self._seat[a]]}
-                 for a in self.agents}, masks)
-
-    def _infos(self, masks):
         s = self._engine.state
         tick, hand = int(s.tick[0]), int(s.hand[0])
-        out = {}
-        for a in self.agents:
-            seat = self._seat[a]
-            team = self._agent_team[a]
-            out[a] = {"team": team, "role": self._role(seat, team, hand),
-                      "applied": bool(self._applied[seat]), "tick": tick, "hand": hand,
-                      "action_mask": masks[seat]}
-        return out
+        parity = hand & 1
+        applied = self._applied.tolist()
+        agents = self.agents
+        rows = self._rows if agents == self.possible_agents else [self._row[a] for a in agents]
+        observations, infos, rewards = {}, {}, {}
+        for agent, seat, team, roles in rows:
+            mask = masks[seat]
+            observations[agent] = {"observation": obs[seat], "action_mask": mask}
+            infos[agent] = {"team": team, "role": roles[parity], "applied": applied[seat],
+                            "tick": tick, "hand": hand, "action_mask": mask}
+            if team_rewards is not None:
+                rewards[agent] = team_rewards[team]
+        return observations, infos, rewards
+
+    def _observe(self):
+        observations, infos, _ = self._returns(self._engine.observe())
+        return observations, infos
 
     def _role(self, seat, team, hand) -> str:
         """R4: "solo", or who holds the Nertz pile / the Stream in a two-player team."""
@@ -290,10 +315,10 @@ class NertzParallelEnv(ParallelEnv):
             return agents, applied
 
         agents, applied = load_snapshot(self._engine, self._game, snapshot, check)
+        self._applied = np.zeros(self.config.num_seats, bool)
         self._applied[:] = applied
         self.agents = agents
-        obs, masks = self._observe()
-        return obs, self._infos(masks)
+        return self._observe()
 
     def __repr__(self) -> str:
         return (f"NertzParallelEnv({self.config.num_teams} teams, seats {self.config.num_seats}, "

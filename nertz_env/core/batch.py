@@ -338,3 +338,34 @@ def vec_step_batch(st, prm, scr, masks, actions, priority, applied, learner_acti
                        learner_seat, kinds, knobs, policy_rng, reward_kind, prev_scores,
                        cur_scores, rewards, terminated, truncated, final_scores, final_obs,
                        lo, hi)
+
+
+@njit(cache=True, error_model="numpy")
+def vec_step_observe_range(st, prm, scr, masks, actions, priority, applied, learner_actions,
+                           learner_seat, kinds, knobs, policy_rng, reward_kind, prev_scores,
+                           cur_scores, rewards, terminated, truncated, final_scores, final_obs,
+                           obs, lo, hi):
+    """vec_step_range, then obs[e, 0] = the learner's observation of table e (after a re-deal:
+    of the new hand), table by table while the table is still in cache."""
+    for e in range(lo, hi):
+        vec_step_range(st, prm, scr, masks, actions, priority, applied, learner_actions,
+                       learner_seat, kinds, knobs, policy_rng, reward_kind, prev_scores,
+                       cur_scores, rewards, terminated, truncated, final_scores, final_obs,
+                       e, e + 1)
+        write_seat_observation(st, prm, scr, e, learner_seat, obs, 0)
+
+
+@njit(cache=True, parallel=True, error_model="numpy")
+def vec_step_observe_batch(st, prm, scr, masks, actions, priority, applied, learner_actions,
+                           learner_seat, kinds, knobs, policy_rng, reward_kind, prev_scores,
+                           cur_scores, rewards, terminated, truncated, final_scores, final_obs,
+                           obs):
+    """vec_step_batch and the learner's observations in one parallel launch."""
+    E = st.tick.shape[0]
+    k = n_chunks(E)
+    for c in prange(k):
+        lo, hi = chunk_bounds(c, k, E)
+        vec_step_observe_range(st, prm, scr, masks, actions, priority, applied,
+                               learner_actions, learner_seat, kinds, knobs, policy_rng,
+                               reward_kind, prev_scores, cur_scores, rewards, terminated,
+                               truncated, final_scores, final_obs, obs, lo, hi)

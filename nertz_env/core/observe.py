@@ -135,3 +135,29 @@ def observe_batch(st, prm, scr, obs):
     k = min(E, 64)
     for c in prange(k):
         observe_range(st, prm, scr, obs, c * E // k, (c + 1) * E // k)
+
+
+# ---------------------------------------------------------------------------- fused ticks
+# One tick, the R29 scores and every seat's observation in one call: the PettingZoo env
+# (Engine.step_observe) pays one numba dispatch per step instead of three.
+from .scoring import write_hand_scores  # noqa: E402
+from .tick import step_table  # noqa: E402
+
+
+@njit(cache=True, error_model="numpy")
+def step_observe_range(st, prm, scr, actions, priority, masks, applied, scores, obs, lo, hi):
+    """step_table at tables lo..hi, then scores[e] (R29) and obs[e, s] of every seat."""
+    for e in range(lo, hi):
+        step_table(st, prm, scr, e, actions, priority, masks, applied)
+        write_hand_scores(st, prm, e, scores[e])
+        for s in range(prm.n_seats):
+            write_seat_observation(st, prm, scr, e, s, obs, s)
+
+
+@njit(cache=True, parallel=True, error_model="numpy")
+def step_observe_batch(st, prm, scr, actions, priority, masks, applied, scores, obs):
+    E = st.tick.shape[0]
+    k = min(E, 64)
+    for c in prange(k):
+        step_observe_range(st, prm, scr, actions, priority, masks, applied, scores, obs,
+                           c * E // k, (c + 1) * E // k)
