@@ -5,7 +5,7 @@ agent would be played).
     python -m benchmarks.tournament                  # 4 teams, 2,000 deals x 4 rotations
     python -m benchmarks.tournament --teams 2 --deals 5000
 
-Measures, in one run on this machine, after a warm-up call (numba compile excluded):
+Measures, in one run on this machine, after warm-up calls (numba compile excluded):
 - jitted: hands/s of run_tournament over the four heuristic styles (all-play-all at 4 teams:
   every table seats balanced, lake-rush, river-builder and cautious), median of 3 runs;
 - python: the same bots driven tick by tick from Python (agents/python_policies.py through
@@ -53,8 +53,9 @@ def main(argv=None) -> int:
                            progress=False)
         runs.append(r.hands_played / r.elapsed_s)
     jit = statistics.median(runs)
-    py = run_tournament([_PythonOnly(b) for b in bots], teams=args.teams, deals=args.python_deals,
-                        progress=False)
+    py_bots = [_PythonOnly(b) for b in bots]
+    run_tournament(py_bots, teams=args.teams, deals=2, progress=False)        # compile
+    py = run_tournament(py_bots, teams=args.teams, deals=args.python_deals, progress=False)
     py_rate = py.hands_played / py.elapsed_s
     cmd = "python -m benchmarks.tournament " + " ".join(argv if argv is not None else sys.argv[1:])
     print(f"| path | teams | hands per run | hands/s | command |")
