@@ -181,7 +181,10 @@ class Engine:
             if self._raise_illegal:
                 self._check_legal(self.actions)
             if priority is None:
-                self.priority[:, 0] = -1
+                if self.n_tables == 1:
+                    self.priority[0, 0] = -1      # a scalar store: a third of the slice's cost
+                else:
+                    self.priority[:, 0] = -1
             else:
                 self._load_priority(priority)
         else:

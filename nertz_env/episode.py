@@ -42,13 +42,22 @@ class GameLedger:
             raise ValueError(f"episode={episode!r}: one of {EPISODES}")
         self.episode = episode
         self.target_score = int(target_score)
-        self.prev = np.zeros(num_teams, np.int64)      # team hand scores after the previous step
+        self._prev = [0] * num_teams                   # team hand scores after the previous step
         self.totals = np.zeros(num_teams, np.int64)    # game: finished hands' scores
         self.calls = np.zeros(num_teams, np.int64)     # game: Nertz calls (R30 tie-break)
         self.hands = 0                                 # game: hands finished
 
+    @property
+    def prev(self) -> np.ndarray:
+        """int64 [T]: the team hand scores after the previous step (the reward baseline)."""
+        return np.array(self._prev, np.int64)
+
+    @prev.setter
+    def prev(self, value) -> None:
+        self._prev = np.asarray(value, np.int64).reshape(-1).tolist()
+
     def reset(self) -> None:
-        self.prev[:] = 0
+        self._prev = [0] * len(self._prev)
         self.totals[:] = 0
         self.calls[:] = 0
         self.hands = 0
@@ -59,7 +68,7 @@ class GameLedger:
         after the tick if the caller has them (Engine.step_observe), else computed here."""
         scores = eng.hand_scores()[0] if scores is None else np.array(scores, np.int64)
         delta = scores - self.prev
-        self.prev = scores
+        self._prev = scores.tolist()
         status = eng.state.status[0]
         if status == PLAYING:                          # the common case
             return TickOutcome(delta, False, False, None, False, None)
@@ -81,8 +90,15 @@ class GameLedger:
                     truncated = True
                 else:                                  # next hand of the game (R4 roles)
                     eng.reset(hands=[int(eng.state.hand[0]) + 1])
-                    self.prev = np.zeros_like(scores)
+                    self._prev = [0] * len(self._prev)
         return TickOutcome(delta, terminated, truncated, win, hand_over, final)
+
+    def playing_delta(self, scores: list) -> list:
+        """after_tick's delta, as a list of ints, for a caller that has checked that the hand
+        is still in play (nothing else to account for) and read table 0's R29 scores as a
+        list: the common step, without numpy."""
+        prev, self._prev = self._prev, scores
+        return [a - b for a, b in zip(scores, prev)]
 
     def get_state(self) -> dict:
         return {"prev_scores": self.prev.copy(), "totals": self.totals.copy(),
@@ -115,9 +131,9 @@ def load_snapshot(eng: Engine, ledger: GameLedger, snapshot: dict, check=None):
                                ("prev_scores", "totals", "calls"))
         hands = int(snapshot["hands"])
         for name, arr in (("prev_scores", prev), ("totals", totals), ("calls", calls)):
-            if arr.shape != ledger.prev.shape:
+            if arr.shape != ledger.totals.shape:
                 raise ValueError(f"set_state: {name!r} has shape {arr.shape}; this env's config "
-                                 f"needs {ledger.prev.shape}")
+                                 f"needs {ledger.totals.shape}")
         extra = check(snapshot) if check is not None else None
     except (KeyError, TypeError) as err:
         raise ValueError(f"set_state needs a dict from get_state(): {err!r}") from None

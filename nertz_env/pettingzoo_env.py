@@ -72,6 +72,7 @@ from .core.state import NertzState, copy_table
 from .engine import Engine
 from .episode import EPISODES, GameLedger, load_snapshot, take_snapshot
 from .game import MAX_HANDS
+from .layout import PLAYING
 from .render_rgb import render_rgb
 from .table import Table
 
@@ -83,6 +84,7 @@ RULE_FIELDS = tuple(f.name for f in dataclasses.fields(RulesConfig) if f.init)
 # state(): every state array but the generator key (rng), then the game's totals and calls
 _STATE_FIELDS = tuple(f for f in NertzState._fields if f != "rng")
 _BIG = float(np.finfo(np.float32).max)
+_INT_ONLY = {int}                         # the fast path's action types: plain ints only
 
 
 class NertzParallelEnv(ParallelEnv):
@@ -138,7 +140,7 @@ class NertzParallelEnv(ParallelEnv):
         self.action_spaces = {a: spaces.Discrete(N_ACTIONS) for a in self.possible_agents}
         self.state_space = _state_space(self._engine.state)
 
-        self._applied = np.zeros(S, bool)
+        self._applied = [False] * S               # per seat: the last tick applied its move
         self._wait_ids = [WAIT] * S
         # per agent, precomputed once: (agent, seat, team, (role in even hands, in odd hands))
         self._row = {a: (a, s, self._agent_team[a],
@@ -171,7 +173,7 @@ class NertzParallelEnv(ParallelEnv):
             eng.state.rng[0] = key
             eng.refresh_masks()
         self.agents = self.possible_agents[:]
-        self._applied = np.zeros(self.config.num_seats, bool)
+        self._applied = [False] * self.config.num_seats
         self._game.reset()
         return self._observe()
 
@@ -180,20 +182,24 @@ class NertzParallelEnv(ParallelEnv):
         if not agents:
             raise ValueError("step() after the episode ended: call reset() first")
         ids = list(actions.values())              # validate every action before any change
-        if not (list(actions) == self.possible_agents and None not in ids
-                and all(type(a) is int for a in ids) and 0 <= min(ids)
-                and max(ids) < N_ACTIONS):            # else the general path (any agents,
+        if not (list(actions) == self.possible_agents and set(map(type, ids)) == _INT_ONLY
+                and 0 <= min(ids) and max(ids) < N_ACTIONS):   # else the general path (any agents,
             ids = self._action_ids(actions)           # None, numpy ids, errors)
         eng = self._engine
         eng.actions[0] = ids                      # validated: the engine's unchecked path
         applied, scores, obs = eng.step_observe() # tick, R29 scores, every seat's view
-        self._applied = applied[0] != 0
-
-        out = self._game.after_tick(eng, scores[0])   # hand/game end, next hand (episode.py)
-        terminated, truncated = out.terminated, out.truncated
-        if out.hand_over and not (terminated or truncated):
-            obs = eng.observe()                   # a game's next hand was dealt
-        observations, infos, rewards = self._returns(obs, self._team_rewards(out.delta, out.win))
+        self._applied = [x != 0 for x in applied[0].tolist()]
+        if eng.state.status[0] == PLAYING:        # the common step: the hand goes on
+            delta = self._game.playing_delta(scores[0].tolist())
+            terminated = truncated = False
+            team_rewards = self._playing_rewards(delta)
+        else:                                     # hand/game end, next hand (episode.py)
+            out = self._game.after_tick(eng, scores[0])
+            terminated, truncated = out.terminated, out.truncated
+            if out.hand_over and not (terminated or truncated):
+                obs = eng.observe()               # a game's next hand was dealt
+            team_rewards = self._team_rewards(out.delta, out.win)
+        observations, infos, rewards = self._returns(obs, team_rewards)
         terminations = dict.fromkeys(agents, terminated)
         truncations = dict.fromkeys(agents, truncated)
         if terminated or truncated:
@@ -214,6 +220,17 @@ class NertzParallelEnv(ParallelEnv):
             if action is not None:
                 ids[seat] = _action_id(agent, action)
         return ids
+
+    def _playing_rewards(self, delta: list) -> list:
+        """_team_rewards of a step within a hand (no winner yet), delta a list of ints: the
+        same floats without numpy."""
+        if self.reward == "score":
+            return [float(d) for d in delta]
+        T = self.config.num_teams
+        if self.reward == "relative" and T > 1:
+            total = sum(delta)
+            return [d - (total - d) / (T - 1) for d in delta]
+        return self._team_rewards(np.array(delta, np.int64), None)
 
     def _team_rewards(self, delta, win) -> list:
         """One float reward per team (module docstring, Rewards)."""
@@ -237,7 +254,7 @@ class NertzParallelEnv(ParallelEnv):
         s = self._engine.state
         tick, hand = int(s.tick[0]), int(s.hand[0])
         parity = hand & 1
-        applied = self._applied.tolist()
+        applied = self._applied
         agents = self.agents
         rows = self._rows if agents == self.possible_agents else [self._row[a] for a in agents]
         observations, infos, rewards = {}, {}, {}
@@ -246,8 +263,8 @@ class NertzParallelEnv(ParallelEnv):
             observations[agent] = {"observation": obs[seat], "action_mask": mask}
             infos[agent] = {"team": team, "role": roles[parity], "applied": applied[seat],
                             "tick": tick, "hand": hand, "action_mask": mask}
-            if team_rewards is not None:
-                rewards[agent] = team_rewards[team]
+        if team_rewards is not None:
+            rewards = {agent: team_rewards[team] for agent, _, team, _ in rows}
         return observations, infos, rewards
 
     def _observe(self):
@@ -302,7 +319,7 @@ class NertzParallelEnv(ParallelEnv):
         """A deep copy of everything that decides what follows: the engine's state arrays and
         generator, the reward baseline, the game's hands/totals/calls and the live agents."""
         return {**take_snapshot(self._engine, self._game),
-                "applied": self._applied.copy(), "agents": list(self.agents)}
+                "applied": np.array(self._applied, bool), "agents": list(self.agents)}
 
     def set_state(self, snapshot: dict):
         """Restore a get_state() snapshot of an env with the same config; returns the
@@ -315,8 +332,7 @@ class NertzParallelEnv(ParallelEnv):
             return agents, applied
 
         agents, applied = load_snapshot(self._engine, self._game, snapshot, check)
-        self._applied = np.zeros(self.config.num_seats, bool)
-        self._applied[:] = applied
+        self._applied = np.broadcast_to(applied, (self.config.num_seats,)).tolist()
         self.agents = agents
         return self._observe()
 
