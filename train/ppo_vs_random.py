@@ -8,8 +8,8 @@ from sb3-contrib on `nertz_env.vector.NertzVecEnv`, printing SPS), evaluation, J
     python -m train.ppo_vs_random --help
     python -m train.ppo_vs_random --timesteps 200000 --eval-hands 2000 --out runs/ppo_vs_random.json
 
-The learner holds seat 0 of every table; every other seat plays a uniformly random legal move
-chosen inside the numba loop. The reward is the change of the learner team's R29 hand score
+The learner holds seat 0 of every table; every other seat plays `--opponents` (default a
+uniformly random legal move; greedy or a heuristic style too), chosen inside the numba loop. The reward is the change of the learner team's R29 hand score
 each tick, so a hand's rewards sum to its score. Evaluation plays `--eval-hands` hands on fresh
 tables with the same opponents and seed twice: once with the trained policy, once with a
 uniformly random legal learner; every env counts its first hands only (no bias toward short
@@ -44,6 +44,8 @@ class Args:
     3000, shorter hands give the learner more hand ends per budget)"""
     reward: str = "score"
     """'score' (own hand-score change) or 'relative' (minus the others' mean change)"""
+    opponents: str = "random"
+    """the other seats' bot, played inside numba: random, greedy or heuristic[:style=...]"""
     n_steps: int = 128
     """rollout length per env between PPO updates"""
     batch_size: int = 1024
@@ -69,6 +71,8 @@ class Args:
     networks are too small to split)"""
     out: str = "runs/ppo_vs_random.json"
     """where the JSON result is written"""
+    save: str = ""
+    """also save the trained model here (a .zip; then `nertz tournament --agents ppo:PATH,...`)"""
 
 
 def parse_args() -> Args:
@@ -133,7 +137,8 @@ if __name__ == "__main__":
 
     def make_env(n, seed=args.seed):
         return NertzVecEnv(num_envs=n, seed=seed, num_teams=args.num_teams,
-                           max_ticks=args.max_ticks, reward=args.reward)
+                           max_ticks=args.max_ticks, reward=args.reward,
+                           opponents=args.opponents)
 
     # ---------------------------------------------------------------- training
     class Progress(BaseCallback):
@@ -191,8 +196,8 @@ if __name__ == "__main__":
     ppo_mean, ppo_se = mean_se(ppo_scores)
     rnd_mean, rnd_se = mean_se(rnd_scores)
     diff, diff_se = ppo_mean - rnd_mean, math.hypot(ppo_se, rnd_se)
-    print(f"evaluation: {len(ppo_scores)} hands each, {args.num_teams} teams, random-legal "
-          f"opponents, max_ticks {args.max_ticks} ({eval_s:.1f} s)")
+    print(f"evaluation: {len(ppo_scores)} hands each, {args.num_teams} teams, opponents "
+          f"{args.opponents}, max_ticks {args.max_ticks} ({eval_s:.1f} s)")
     print(f"  MaskablePPO learner  mean hand score {ppo_mean:7.2f} +- {ppo_se:.2f} (SE)")
     print(f"  random-legal learner mean hand score {rnd_mean:7.2f} +- {rnd_se:.2f} (SE)")
     print(f"  difference                           {diff:7.2f} +- {diff_se:.2f} (SE)")
@@ -206,6 +211,9 @@ if __name__ == "__main__":
         "random": {"mean": rnd_mean, "se": rnd_se},
         "difference": {"mean": diff, "se": diff_se},
     }
+    if args.save:
+        model.save(args.save)
+        print(f"saved the model to {args.save} (an agent: ppo:{args.save})")
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(result, indent=2) + "\n")
