@@ -41,7 +41,7 @@ from gymnasium.vector.utils import batch_space
 from .actions import N_ACTIONS
 from .config import RulesConfig
 from .core.observe import OBS_DIM
-from .learner_batch import LearnerBatch, make_config
+from .learner_batch import attach
 
 try:
     from gymnasium.vector import AutoresetMode
@@ -56,13 +56,7 @@ class NertzGymVectorEnv(VectorEnv):
 
     def __init__(self, num_envs: int = 64, config: RulesConfig | None = None, seed=0,
                  learner_seat: int = 0, reward: str = "score", opponents=None, **rules):
-        config = make_config(config, rules)
-        self.batch = LearnerBatch(num_envs, config, seed, learner_seat, reward, opponents)
-        self.config = config
-        self.engine = self.batch.engine
-        self.num_envs = num_envs
-        self.learner_seat = learner_seat
-        self.render_mode = None
+        attach(self, num_envs, config, seed, learner_seat, reward, opponents, rules)
         self.single_observation_space = spaces.Box(-1.0, 1.0, (OBS_DIM,), np.float32)
         self.single_action_space = spaces.Discrete(N_ACTIONS)
         self.observation_space = batch_space(self.single_observation_space, num_envs)

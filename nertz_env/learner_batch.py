@@ -68,6 +68,15 @@ def core_bots(opponents, config: RulesConfig, learner_seat: int, n_tables: int):
     return kinds, knobs, names
 
 
+def attach(env, num_envs, config, seed, learner_seat, reward, opponents, rules) -> None:
+    """Give a vector env its LearnerBatch and the attributes both vector envs expose
+    (batch, config, engine, num_envs, learner_seat, render_mode)."""
+    config = make_config(config, rules)
+    env.batch = LearnerBatch(num_envs, config, seed, learner_seat, reward, opponents)
+    env.config, env.engine = config, env.batch.engine
+    env.num_envs, env.learner_seat, env.render_mode = num_envs, learner_seat, None
+
+
 class LearnerBatch:
     """The engine, buffers and bots of the batched learner game (module docstring)."""
 

@@ -17,7 +17,7 @@ from .actions import N_ACTIONS
 from .config import RulesConfig
 from .core.observe import OBS_DIM
 from .engine import Engine
-from .learner_batch import LearnerBatch, make_config
+from .learner_batch import attach
 
 try:                                   # SB3 is an optional extra ([train])
     from stable_baselines3.common.vec_env.base_vec_env import VecEnv as _VecEnvBase
@@ -31,15 +31,9 @@ class NertzVecEnv(_VecEnvBase):
 
     def __init__(self, num_envs: int = 64, config: RulesConfig | None = None, seed=0,
                  learner_seat: int = 0, reward: str = "score", opponents=None, **rules):
-        config = make_config(config, rules)
-        self.batch = LearnerBatch(num_envs, config, seed, learner_seat, reward, opponents)
-        self.config = config
-        self.engine = self.batch.engine
-        self.learner_seat = learner_seat
+        attach(self, num_envs, config, seed, learner_seat, reward, opponents, rules)
         self.observation_space = spaces.Box(-1.0, 1.0, (OBS_DIM,), np.float32)
         self.action_space = spaces.Discrete(N_ACTIONS)
-        self.num_envs = num_envs
-        self.render_mode = None
         self._seed = seed
         if _VecEnvBase is not object:
             super().__init__(num_envs, self.observation_space, self.action_space)
