@@ -40,9 +40,6 @@ class Agent:
         """(kind, knobs int64 [12]) when the core can play this agent itself, else None."""
         return None
 
-    def seed(self, seed=None) -> None:
-        """Restart the agent's own generator (agents without randomness ignore it)."""
-
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.name!r})"
 

@@ -64,9 +64,6 @@ class RandomAgent(Agent):
     def __init__(self, seed=None):
         self.rng = np.random.default_rng(seed)
 
-    def seed(self, seed=None) -> None:
-        self.rng = np.random.default_rng(seed)
-
     def act(self, observation, action_mask) -> int:
         legal = np.flatnonzero(np.asarray(action_mask))
         if legal.size == 0:
@@ -102,8 +99,8 @@ def GreedyAgent() -> ScoredAgent:
     return ScoredAgent("greedy", name="greedy")
 
 
-def HeuristicAgent(style: str = "balanced", **knobs) -> ScoredAgent:
-    if style == "greedy":
-        raise ValueError("style 'greedy' is the greedy bot; heuristic styles are "
+def HeuristicAgent(style: str = "balanced", name: str | None = None, **knobs) -> ScoredAgent:
+    if style not in HEURISTIC_STYLES:
+        raise ValueError(f"style {style!r} is unknown; heuristic styles are "
                          + ", ".join(HEURISTIC_STYLES))
-    return ScoredAgent(style, **knobs)
+    return ScoredAgent(style, name=name, **knobs)

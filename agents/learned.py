@@ -7,11 +7,14 @@ from pathlib import Path
 
 import numpy as np
 
+from nertz_env.opponents import FrozenPolicy
+
 from .base import Agent, check_batch
 
 
 class PPOAgent(Agent):
-    """`ppo:path/to/model.zip`: a MaskablePPO (or PPO) model, deterministic actions."""
+    """`ppo:path/to/model.zip`: a saved MaskablePPO (or PPO) model, deterministic actions;
+    the predicting is nertz_env.opponents.FrozenPolicy's."""
 
     def __init__(self, path, deterministic: bool = True, device: str = "cpu"):
         p = Path(path)
@@ -22,27 +25,16 @@ class PPOAgent(Agent):
         except ImportError as exc:  # pragma: no cover - depends on the install
             raise ValueError("ppo agents need the train extra: pip install -e '.[train]'") from exc
         try:
-            self.model = MaskablePPO.load(str(p), device=device)
-            self.masked = True
+            model = MaskablePPO.load(str(p), device=device)
         except Exception:
             from stable_baselines3 import PPO
-            self.model = PPO.load(str(p), device=device)
-            self.masked = False
-        self.deterministic = deterministic
+            model = PPO.load(str(p), device=device)
+        self.policy = FrozenPolicy(model, deterministic=deterministic)
         self.name = f"ppo:{path}"
 
     def act(self, observation, action_mask) -> int:
-        return int(self.act_batch(np.asarray(observation)[None], np.asarray(action_mask)[None])[0])
+        return self.policy.act(observation, action_mask)
 
     def act_batch(self, observations, action_masks) -> np.ndarray:
         obs, masks = check_batch(observations, action_masks)
-        masks = masks.astype(bool)
-        if self.masked:
-            acts, _ = self.model.predict(obs.astype(np.float32), action_masks=masks,
-                                         deterministic=self.deterministic)
-        else:
-            acts, _ = self.model.predict(obs.astype(np.float32), deterministic=self.deterministic)
-        acts = np.asarray(acts, np.int64).reshape(-1)
-        illegal = ~masks[np.arange(len(acts)), acts]
-        acts[illegal] = 0
-        return acts
+        return self.policy.act_batch(obs, masks)

@@ -11,7 +11,7 @@ Styles and knobs: docs/heuristics.md (agents/bots.py STYLES).
 from __future__ import annotations
 
 from .base import Agent, SupportsAct
-from .bots import STYLES, GreedyAgent, HeuristicAgent, RandomAgent, ScoredAgent
+from .bots import GreedyAgent, HeuristicAgent, RandomAgent, ScoredAgent
 
 KINDS = ("random", "greedy", "heuristic", "ppo")
 
@@ -65,12 +65,10 @@ def make_agent(spec, seed=None):
     if kind == "heuristic":
         opts = _options(spec, rest)
         style = opts.pop("style", "balanced")
-        if style not in STYLES or style == "greedy":
-            raise ValueError(f"agent {spec!r}: style {style!r} is unknown; styles are "
-                             + ", ".join(s for s in STYLES if s != "greedy"))
-        agent = HeuristicAgent(style, **opts)
-        agent.name = spec if rest else "heuristic"
-        return agent
+        try:
+            return HeuristicAgent(style, name=spec if rest else "heuristic", **opts)
+        except ValueError as err:
+            raise ValueError(f"agent {spec!r}: {err}") from None
     if kind == "ppo":
         if not rest:
             raise ValueError(f"agent {spec!r}: write ppo:path/to/model.zip")

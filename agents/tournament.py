@@ -45,7 +45,6 @@ from .registry import make_agent, split_specs
 
 FORMATS = ("auto", "round-robin", "all-play-all")
 MODES = ("hands", "games")
-PARALLEL_MIN = 256
 
 
 @dataclass
@@ -119,14 +118,20 @@ class TournamentResult:
         Path(path).write_text("\n".join(lines) + "\n")
 
 
+def resolve_format(fmt: str, n_agents: int, n_teams: int) -> str:
+    """"auto": round-robin when there are at least as many agents as teams."""
+    if fmt == "auto":
+        return "round-robin" if n_agents >= n_teams else "all-play-all"
+    return fmt
+
+
 def make_lineups(n_agents: int, n_teams: int, fmt: str = "auto") -> list:
     """The lineups of a format (module docstring); ValueError when the format cannot seat them."""
     if fmt not in FORMATS:
         raise ValueError(f"format {fmt!r} is unknown; formats are {', '.join(FORMATS)}")
     if n_agents < 1:
         raise ValueError("agents: name at least one agent")
-    if fmt == "auto":
-        fmt = "round-robin" if n_agents >= n_teams else "all-play-all"
+    fmt = resolve_format(fmt, n_agents, n_teams)
     if fmt == "round-robin":
         if n_agents < n_teams:
             raise ValueError(f"format round-robin needs at least {n_teams} agents for {n_teams} "
@@ -152,8 +157,7 @@ def _policy_keys(seed: int, lineup: int, deals: int, rotations: int) -> np.ndarr
 
 def run_tournament(agents, *, teams: int = 2, deals: int = 100, seed: int = 0,
                    mode: str = "hands", format: str = "auto", config: RulesConfig | None = None,
-                   max_game_hands: int = 40, batch_tables: int = 2048, progress: bool = True,
-                   plot_title: str | None = None) -> TournamentResult:
+                   max_game_hands: int = 40, batch_tables: int = 2048, progress: bool = True) -> TournamentResult:
     """Play a tournament and return its records, leaderboard and paired differentials.
 
     agents: specs for make_agent ("random", "greedy", "heuristic:style=cautious",
@@ -180,8 +184,8 @@ def run_tournament(agents, *, teams: int = 2, deals: int = 100, seed: int = 0,
     objs = [make_agent(a, seed=seed) for a in agents]
     names = _unique_names([getattr(a, "name", type(a).__name__) for a in objs])
     T = config.num_teams
-    fmt = format if format != "auto" else ("round-robin" if len(objs) >= T else "all-play-all")
-    lineups = make_lineups(len(objs), T, fmt)
+    lineups = make_lineups(len(objs), T, format)
+    fmt = resolve_format(format, len(objs), T)
     dkeys, pkeys = deal_keys(seed, deals)
 
     # one row per table: (lineup, deal, rotation)
@@ -225,9 +229,9 @@ def run_tournament(agents, *, teams: int = 2, deals: int = 100, seed: int = 0,
             _play_python(config, objs, seat_agent, kinds, knobs, pol[lo:hi].copy(), *args,
                          mode == "games", *outs)
         else:
-            eng = Engine(config, n_tables=n)
-            fn = play_bots_batch if n >= PARALLEL_MIN else play_bots_range
-            extra = () if fn is play_bots_batch else (0, n)
+            eng = Engine(config, n_tables=n)                  # its size picks the kernel
+            fn = play_bots_batch if eng.parallel else play_bots_range
+            extra = () if eng.parallel else (0, n)
             fn(eng.state, eng.params, eng.scratch, eng.masks, eng.actions, eng.priority,
                eng.applied, pol[lo:hi].copy(), kinds, knobs, *args, mode == "games",
                *outs, *extra)
@@ -290,12 +294,13 @@ def _play_python(config, objs, seat_agent, kinds, knobs, policy_rng, dkeys, pkey
     external = sorted({int(i) for i in np.unique(seat_agent[kinds == POLICY_EXTERNAL])})
     while live.any():
         policy_actions_range(st, prm, scr, eng.masks, kinds, knobs, policy_rng, eng.actions, 0, n)
-        for i in external:
-            for s in range(S):
-                rows = np.flatnonzero((seat_agent[:, s] == i) & live)
-                if rows.size:
-                    obs = eng.observe(seat=s)[rows, 0]
-                    eng.actions[rows, s] = objs[i].act_batch(obs, eng.masks[rows, s])
+        for s in range(S):
+            seat_rows = [(i, np.flatnonzero((seat_agent[:, s] == i) & live)) for i in external]
+            if any(rows.size for _, rows in seat_rows):
+                obs = eng.observe(seat=s)[:, 0]                  # once per seat and tick
+                for i, rows in seat_rows:
+                    if rows.size:
+                        eng.actions[rows, s] = objs[i].act_batch(obs[rows], eng.masks[rows, s])
         step_range(st, prm, scr, eng.actions, eng.priority, eng.masks, eng.applied, 0, n)
         done = np.flatnonzero(live & (st.status != PLAYING))
         if not done.size:

@@ -44,7 +44,7 @@ def main(argv=None) -> int:
     ap.add_argument("--deals", type=int, default=2000)
     ap.add_argument("--python-deals", type=int, default=10)
     args = ap.parse_args(argv)
-    bots = list(STYLES[:args.teams]) if args.teams <= len(STYLES) else list(STYLES)
+    bots = list(STYLES[:args.teams])       # all-play-all cycles them round bigger tables
     run_tournament(bots, teams=args.teams, deals=max(8, 256 // args.teams + 1), progress=False)  # compile both kernels
     run_tournament(bots, teams=args.teams, deals=8, progress=False)
     runs = []

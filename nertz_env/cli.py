@@ -99,10 +99,7 @@ def _rule_value(text: str):
 
 
 def _tournament_config(args) -> RulesConfig:
-    kw = dict(num_teams=args.teams, river_size=args.river, max_ticks=args.max_ticks,
-              target_score=args.target)
-    if args.team_sizes:
-        kw["team_sizes"] = tuple(int(x) for x in args.team_sizes.split(","))
+    kw = {}
     if args.speeds:
         kw["speeds"] = tuple(int(x) for x in args.speeds.split(","))
     fields = set(RulesConfig.__dataclass_fields__)
@@ -112,7 +109,7 @@ def _tournament_config(args) -> RulesConfig:
             raise ValueError(f"--rule {item!r}: write FIELD=VALUE with a RulesConfig field: "
                              + ", ".join(sorted(fields)))
         kw[key] = _rule_value(value)
-    return RulesConfig(**kw)
+    return _config(args).replace(**kw)
 
 
 def cmd_tournament(args) -> int:

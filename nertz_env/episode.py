@@ -11,11 +11,35 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .config import RulesConfig
 from .engine import Engine
 from .game import MAX_HANDS, decide_winner
 from .layout import OVER_TRUNCATED, PLAYING
 
 EPISODES = ("hand", "game")
+REWARDS = ("score", "relative", "win")
+
+
+def env_config(config, rules) -> RulesConfig:
+    """An environment's config: RulesConfig(**rules) with illegal_move="penalize" by default
+    (checkers send unmasked actions), or `config` with `rules` replaced."""
+    if config is None:
+        return RulesConfig(**{"illegal_move": "penalize", **rules})
+    if not isinstance(config, RulesConfig):
+        raise ValueError(f"config must be a RulesConfig, got {type(config).__name__}")
+    return config.replace(**rules) if rules else config
+
+
+def check_reward(reward: str, episode: str, rewards=REWARDS) -> None:
+    """ValueError unless reward is one of `rewards` and episode one of EPISODES; "win" is
+    decided at a game's end (R30), so it needs episode="game"."""
+    if reward not in rewards:
+        raise ValueError(f"reward={reward!r} is invalid: one of {tuple(rewards)}")
+    if episode not in EPISODES:
+        raise ValueError(f"episode={episode!r} is invalid: one of {EPISODES}")
+    if reward == "win" and episode != "game":
+        raise ValueError("reward='win' is decided at the end of a game (R30): it needs "
+                         f"episode='game' (got episode={episode!r})")
 
 
 @dataclass
@@ -72,25 +96,24 @@ class GameLedger:
         status = eng.state.status[0]
         if status == PLAYING:                          # the common case
             return TickOutcome(delta, False, False, None, False, None)
-        terminated = truncated = hand_over = False
-        win = final = None
-        if status != PLAYING:
-            hand_over, final = True, scores.copy()
-            if self.episode == "hand":
-                truncated = bool(status == OVER_TRUNCATED)
-                terminated = not truncated
-            else:
-                self.totals += scores
-                self.calls += eng.state.callers[0]
-                self.hands += 1
-                win = decide_winner(self.totals, self.calls, self.target_score)
-                if win is not None:
-                    terminated = True
-                elif self.hands >= MAX_HANDS:
-                    truncated = True
-                else:                                  # next hand of the game (R4 roles)
-                    eng.reset(hands=[int(eng.state.hand[0]) + 1])
-                    self._prev = [0] * len(self._prev)
+        terminated = truncated = False
+        win = None
+        hand_over, final = True, scores.copy()
+        if self.episode == "hand":
+            truncated = bool(status == OVER_TRUNCATED)
+            terminated = not truncated
+        else:
+            self.totals += scores
+            self.calls += eng.state.callers[0]
+            self.hands += 1
+            win = decide_winner(self.totals, self.calls, self.target_score)
+            if win is not None:
+                terminated = True
+            elif self.hands >= MAX_HANDS:
+                truncated = True
+            else:                                  # next hand of the game (R4 roles)
+                eng.reset(hands=[int(eng.state.hand[0]) + 1])
+                self._prev = [0] * len(self._prev)
         return TickOutcome(delta, terminated, truncated, win, hand_over, final)
 
     def playing_delta(self, scores: list) -> list:

@@ -137,13 +137,13 @@ from .config import RulesConfig
 from .core.observe import OBS_DIM
 from .core.state import copy_table
 from .engine import Engine
-from .episode import EPISODES, GameLedger, load_snapshot, take_snapshot
+from .episode import (EPISODES, REWARDS, GameLedger, check_reward, env_config, load_snapshot,
+                      take_snapshot)
 from .layout import OVER_TRUNCATED, PLAYING
 from .opponents import FrozenPolicy, as_opponent
 from .render_rgb import render_rgb
 from .table import Table
 
-REWARDS = ("score", "relative", "win")
 __all__ = ["NertzGymEnv", "FrozenPolicy", "REWARDS", "EPISODES"]
 
 
@@ -155,19 +155,8 @@ class NertzGymEnv(gymnasium.Env):
     def __init__(self, config: RulesConfig | None = None, learner_seat: int = 0,
                  opponents=None, reward: str = "score", render_mode: str | None = None,
                  episode: str = "hand", **rules):
-        if config is None:
-            config = RulesConfig(**{"illegal_move": "penalize", **rules})
-        elif not isinstance(config, RulesConfig):
-            raise ValueError(f"config must be a RulesConfig, got {type(config).__name__}")
-        elif rules:
-            config = config.replace(**rules)
-        if reward not in REWARDS:
-            raise ValueError(f"reward={reward!r} is invalid: one of {REWARDS} for NertzGymEnv")
-        if episode not in EPISODES:
-            raise ValueError(f"episode={episode!r} is invalid: one of {EPISODES}")
-        if reward == "win" and episode != "game":
-            raise ValueError("reward='win' is decided at the end of a game (R30): it needs "
-                             "episode='game' (got episode='hand')")
+        config = env_config(config, rules)
+        check_reward(reward, episode)
         if isinstance(learner_seat, bool) or not isinstance(learner_seat, (int, np.integer)) \
                 or not 0 <= learner_seat < config.num_seats:
             raise ValueError(f"learner_seat={learner_seat!r}: seats are 0..{config.num_seats - 1}")

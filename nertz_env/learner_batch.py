@@ -15,23 +15,16 @@ from collections.abc import Mapping
 
 import numpy as np
 
+from .actions import N_ACTIONS
 from .config import RulesConfig
 from .core.batch import (REWARD_RELATIVE, REWARD_SCORE, vec_step_observe_batch,
                          vec_step_observe_range)
 from .core.observe import OBS_DIM
 from .core.policies import POLICY_EXTERNAL, new_policy_arrays
 from .engine import Engine
+from .episode import env_config
 
 REWARDS = {"score": REWARD_SCORE, "relative": REWARD_RELATIVE}
-
-
-def make_config(config, rules) -> RulesConfig:
-    """The vector envs' config: RulesConfig(**rules) with illegal_move="penalize" by default."""
-    if config is None:
-        return RulesConfig(**{"illegal_move": "penalize", **rules})
-    if not isinstance(config, RulesConfig):
-        raise ValueError(f"config must be a RulesConfig, got {type(config).__name__}")
-    return config.replace(**rules) if rules else config
 
 
 def core_bots(opponents, config: RulesConfig, learner_seat: int, n_tables: int):
@@ -71,7 +64,7 @@ def core_bots(opponents, config: RulesConfig, learner_seat: int, n_tables: int):
 def attach(env, num_envs, config, seed, learner_seat, reward, opponents, rules) -> None:
     """Give a vector env its LearnerBatch and the attributes both vector envs expose
     (batch, config, engine, num_envs, learner_seat, render_mode)."""
-    config = make_config(config, rules)
+    config = env_config(config, rules)
     env.batch = LearnerBatch(num_envs, config, seed, learner_seat, reward, opponents)
     env.config, env.engine = config, env.batch.engine
     env.num_envs, env.learner_seat, env.render_mode = num_envs, learner_seat, None
@@ -115,7 +108,6 @@ class LearnerBatch:
         return self.observe()
 
     def set_actions(self, actions) -> None:
-        from .actions import N_ACTIONS
         a = np.asarray(actions).reshape(-1)
         if a.shape != (self.num_envs,) or not np.issubdtype(a.dtype, np.integer):
             raise ValueError(f"actions must be {self.num_envs} integer action ids, got shape "

@@ -35,17 +35,22 @@ class FrozenPolicy:
         self.illegal = 0
 
     def act(self, observation, action_mask) -> int:
-        mask = np.asarray(action_mask).astype(bool)
+        return int(self.act_batch(np.asarray(observation)[None], np.asarray(action_mask)[None])[0])
+
+    def act_batch(self, observations, action_masks) -> np.ndarray:
+        """int64 [n]: one predict call for n seats (observations [n, OBS_DIM], masks [n, A])."""
+        masks = np.asarray(action_masks).astype(bool)
+        obs = np.asarray(observations, np.float32)
         if self.masked:
-            action, _ = self.model.predict(observation, action_masks=mask,
-                                           deterministic=self.deterministic)
+            acts, _ = self.model.predict(obs, action_masks=masks, deterministic=self.deterministic)
         else:
-            action, _ = self.model.predict(observation, deterministic=self.deterministic)
-        a = int(np.asarray(action).reshape(-1)[0])
-        if not (0 <= a < mask.size and mask[a]):
-            self.illegal += 1
-            return WAIT
-        return a
+            acts, _ = self.model.predict(obs, deterministic=self.deterministic)
+        acts = np.asarray(acts, np.int64).reshape(-1)
+        ok = (acts >= 0) & (acts < masks.shape[1])
+        ok[ok] = masks[np.flatnonzero(ok), acts[ok]]
+        self.illegal += int((~ok).sum())
+        acts[~ok] = WAIT
+        return acts
 
     def __repr__(self) -> str:
         return f"FrozenPolicy({type(self.model).__name__}, masked={self.masked})"

@@ -70,13 +70,12 @@ from .config import RulesConfig
 from .core.observe import OBS_DIM
 from .core.state import NertzState, copy_table
 from .engine import Engine
-from .episode import EPISODES, GameLedger, load_snapshot, take_snapshot
+from .episode import GameLedger, check_reward, env_config, load_snapshot, take_snapshot
 from .game import MAX_HANDS
 from .layout import PLAYING
 from .render_rgb import render_rgb
 from .table import Table
 
-REWARDS = ("score", "relative", "win")
 OBSERVATIONS = ("flat",)
 RENDER_MODES = ("ansi", "human", "rgb_array")
 RULE_FIELDS = tuple(f.name for f in dataclasses.fields(RulesConfig) if f.init)
@@ -101,22 +100,10 @@ class NertzParallelEnv(ParallelEnv):
             raise ValueError(f"unknown keyword argument(s) {unknown}: allowed are the RulesConfig "
                              f"fields {list(RULE_FIELDS)} and config, render_mode, episode, "
                              f"reward, observation")
-        if config is None:
-            rules.setdefault("illegal_move", "penalize")
-            config = RulesConfig(**rules)
-        elif not isinstance(config, RulesConfig):
-            raise ValueError(f"config must be a RulesConfig, got {type(config).__name__}")
-        elif rules:
-            config = config.replace(**rules)
+        config = env_config(config, rules)
         if render_mode is not None and render_mode not in RENDER_MODES:
             raise ValueError(f"render_mode={render_mode!r}: one of None, {', '.join(map(repr, RENDER_MODES))}")
-        if episode not in EPISODES:
-            raise ValueError(f"episode={episode!r}: one of {EPISODES}")
-        if reward not in REWARDS:
-            raise ValueError(f"reward={reward!r}: one of {REWARDS}")
-        if reward == "win" and episode != "game":
-            raise ValueError("reward='win' is decided at the end of a game (R30): use it with "
-                             "episode='game'")
+        check_reward(reward, episode)
         if observation not in OBSERVATIONS:
             raise ValueError(f"observation={observation!r}: one of {OBSERVATIONS}")
 

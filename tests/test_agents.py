@@ -146,6 +146,8 @@ def test_random_agent_is_seeded_and_uniform():
     xs = [a.act(obs, mask) for _ in range(300)]
     assert xs == [b.act(obs, mask) for _ in range(300)]
     assert set(xs) == {0, 1, 5}
+    counts = np.bincount(xs, minlength=6)[[0, 1, 5]]
+    assert (np.abs(counts - 100) < 35).all(), counts      # 300 draws, 3 legal: ~100 each
     with pytest.raises(ValueError, match="no legal action"):
         a.act(obs, np.zeros(322, np.int8))
     assert a.core_policy()[0] == POLICY_RANDOM

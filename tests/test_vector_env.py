@@ -164,7 +164,8 @@ def test_jitted_bot_opponents_play_their_rule():
     plain-Python bots (agents/python_policies.py) choose on their observations."""
     from agents.bots import STYLES
     from agents.python_policies import choose_action
-    from nertz_env.learner_batch import LearnerBatch, make_config
+    from nertz_env.episode import env_config as make_config
+    from nertz_env.learner_batch import LearnerBatch
 
     cfg = make_config(None, dict(num_teams=3))
     specs = ["greedy", "heuristic:style=river-builder"]
@@ -190,7 +191,8 @@ def test_jitted_bot_opponents_play_their_rule():
 
 
 def test_opponents_argument_errors():
-    from nertz_env.learner_batch import core_bots, make_config
+    from nertz_env.episode import env_config as make_config
+    from nertz_env.learner_batch import core_bots
 
     cfg = make_config(None, dict(num_teams=3))
     with pytest.raises(ValueError, match="2 opponent seats"):

@@ -6,8 +6,9 @@ heuristic against itself with one knob changed, `withhold_stream` (docs/heuristi
 card that can take the Nertz card; the balanced default), `never` (no Stream card to the Lake
 unless nothing but Wait is left). At each table size the two variants alternate round the
 table (A, B, A, B, ...; all-play-all), every deal is replayed once per rotation, and the paired
-difference over deals, with its 95% t-interval, is the answer. `--speeds` repeats it with every
-other seat twice as slow (R21), the variants rotating through the slow seats.
+difference over deals, with its 95% t-interval, is the answer. Each table size is played again
+with every other seat twice as slow (R21), the variants rotating through the slow seats (skip
+with `--no-speeds`).
 
     python -m benchmarks.experiments.stream_withholding               # 2, 3, 4, 6 teams
     python -m benchmarks.experiments.stream_withholding --deals 2000 --teams 2,4 --out runs/sw

@@ -19,8 +19,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
-from ..actions import N_ACTIONS
-from ..layout import PLAYING
+from ..layout import OVER_TRUNCATED, PLAYING
 from .deal import deal_table, shuffle_decks
 from .legal import write_table_masks
 from .observe import write_seat_observation
@@ -310,7 +309,7 @@ def vec_step_range(st, prm, scr, masks, actions, priority, applied, learner_acti
         terminated[e] = 0
         truncated[e] = 0
         if st.status[e] != PLAYING:
-            if st.status[e] == 2:
+            if st.status[e] == OVER_TRUNCATED:
                 truncated[e] = 1
             else:
                 terminated[e] = 1
