@@ -42,7 +42,7 @@ def chunk_bounds(c, k, n_tables):
 
 
 # ---------------------------------------------------------------------------- one tick
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, error_model="numpy", _nrt=False)
 def step_range(st, prm, scr, actions, priority, masks, applied, lo, hi):
     for e in range(lo, hi):
         step_table(st, prm, scr, e, actions, priority, masks, applied)
@@ -58,7 +58,7 @@ def step_batch(st, prm, scr, actions, priority, masks, applied):
 
 
 # ---------------------------------------------------------------------------- deals
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, error_model="numpy", _nrt=False)
 def deal_range(st, prm, scr, which, decks, hands, masks, seeded, lo, hi):
     for e in range(lo, hi):
         if which[e] != 0:
@@ -91,7 +91,7 @@ def deal_seeded_batch(st, prm, scr, which, hands, masks):
 
 
 # ---------------------------------------------------------------------------- reading
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, error_model="numpy", _nrt=False)
 def masks_range(st, prm, scr, masks, lo, hi):
     for e in range(lo, hi):
         write_table_masks(st, prm, scr, e, masks)
@@ -107,15 +107,15 @@ def write_masks_batch(st, prm, scr, masks):
         masks_range(st, prm, scr, masks, lo, hi)
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, error_model="numpy", _nrt=False)
 def write_scores_batch(st, prm, out):
     """R29 for every table: out [E, T]."""
     for e in range(st.tick.shape[0]):
-        write_hand_scores(st, prm, e, out[e])
+        write_hand_scores(st, prm, e, out, e)
 
 
 # ---------------------------------------------------------------------------- random play
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, error_model="numpy", _nrt=False)
 def _play_random_range(st, prm, scr, masks, actions, priority, applied, policy_rng, n_ticks,
                        hands_done, steps_done, lo, hi):
     S = prm.n_seats
@@ -146,7 +146,7 @@ def play_random_batch(st, prm, scr, masks, actions, priority, applied, policy_rn
                            n_ticks, hands_done, steps_done, lo, hi)
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, error_model="numpy", _nrt=False)
 def _play_games_range(st, prm, scr, masks, actions, priority, applied, policy_rng,
                       hand_scores, n_hands, calls, winners, lo, hi):
     S = prm.n_seats
@@ -163,7 +163,7 @@ def _play_games_range(st, prm, scr, masks, actions, priority, applied, policy_rn
                 for s in range(S):
                     actions[e, s] = pick_random_legal(masks, e, s, policy_rng)
                 step_table(st, prm, scr, e, actions, priority, masks, applied)
-            write_hand_scores(st, prm, e, hand_scores[e, h])
+            write_hand_scores(st, prm, e, hand_scores[e], h)
             for t in range(T):
                 totals[t] += hand_scores[e, h, t]
                 calls[e, t] += st.callers[e, t]
@@ -204,7 +204,7 @@ def shuffle_deal(st, prm, scr, e, deal_key, h):
     st.rng[e] = keep
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, error_model="numpy", _nrt=False)
 def deal_bots_range(st, prm, scr, masks, deal_keys, hands, which, lo, hi):
     """Deal hand hands[e] of deal deal_keys[e] at every table e in lo..hi with which[e] != 0
     (the Python-driven tournament loop; play_bots_range deals the same way)."""
@@ -215,7 +215,7 @@ def deal_bots_range(st, prm, scr, masks, deal_keys, hands, which, lo, hi):
             write_table_masks(st, prm, scr, e, masks)
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, error_model="numpy", _nrt=False)
 def play_bots_range(st, prm, scr, masks, actions, priority, applied, policy_rng, kinds, knobs,
                     deal_keys, prio_keys, first_hand, stop_at_winner, hand_scores, n_hands,
                     calls, winners, ticks, lo, hi):
@@ -238,7 +238,7 @@ def play_bots_range(st, prm, scr, masks, actions, priority, applied, policy_rng,
                 write_policy_actions(masks, scr.avail, st.river, st.river_n, prm.seat_team,
                                      kinds, knobs, policy_rng, actions, e, S)
                 step_table(st, prm, scr, e, actions, priority, masks, applied)
-            write_hand_scores(st, prm, e, hand_scores[e, h])
+            write_hand_scores(st, prm, e, hand_scores[e], h)
             ticks[e, h] = st.tick[e]
             for t in range(T):
                 calls[e, h, t] = st.callers[e, t]
@@ -276,7 +276,7 @@ def play_bots_batch(st, prm, scr, masks, actions, priority, applied, policy_rng,
 REWARD_SCORE, REWARD_RELATIVE = 0, 1
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, error_model="numpy", _nrt=False)
 def vec_step_range(st, prm, scr, masks, actions, priority, applied, learner_actions,
                    learner_seat, kinds, knobs, policy_rng, reward_kind, prev_scores,
                    cur_scores, rewards, terminated, truncated, final_scores, final_obs, lo, hi):
@@ -296,7 +296,7 @@ def vec_step_range(st, prm, scr, masks, actions, priority, applied, learner_acti
                              knobs, policy_rng, actions, e, S)
         actions[e, learner_seat] = learner_actions[e]
         step_table(st, prm, scr, e, actions, priority, masks, applied)
-        write_hand_scores(st, prm, e, cur_scores[e])
+        write_hand_scores(st, prm, e, cur_scores, e)
         mine = cur_scores[e, me] - prev_scores[e, me]
         if reward_kind == REWARD_RELATIVE and T > 1:
             others = 0.0
@@ -339,7 +339,7 @@ def vec_step_batch(st, prm, scr, masks, actions, priority, applied, learner_acti
                        lo, hi)
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, error_model="numpy", _nrt=False)
 def vec_step_observe_range(st, prm, scr, masks, actions, priority, applied, learner_actions,
                            learner_seat, kinds, knobs, policy_rng, reward_kind, prev_scores,
                            cur_scores, rewards, terminated, truncated, final_scores, final_obs,

@@ -8,7 +8,7 @@ from ..layout import DECK, NERTZ_SIZE, PLAYING
 from .rules import random_below
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, error_model="numpy", _nrt=False)
 def clear_table(st, e):
     """Empty table e. Explicit loops, not slice assignment: inside prange, numba's parfor pass
     turns `a[e] = 0` into a nested parallel loop and may reorder it (seen with numba 0.60)."""
@@ -43,7 +43,7 @@ def clear_table(st, e):
     st.status[e] = PLAYING
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, error_model="numpy", _nrt=False)
 def deal_table(st, prm, e, decks, hand):
     """D2: decks[t, 0] is the top of team t's shuffled deck: River columns first, then the
     Nertz pile (its last card face up), then the Stream in deal order."""
@@ -63,7 +63,7 @@ def deal_table(st, prm, e, decks, hand):
         st.stream_n[e, t] = n
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, error_model="numpy", _nrt=False)
 def shuffle_decks(st, prm, e, out):
     """R8: a Fisher-Yates shuffle of every team's deck from table e's generator."""
     for t in range(prm.n_teams):

@@ -127,7 +127,7 @@ def write_seat_mask(avail, river, river_n, stream_n, nertz_n, lake_next, e, t, i
                     masks[e, s, shift_action(a, i, b)] = 1
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, error_model="numpy", _nrt=False)
 def write_table_masks(st, prm, scr, e, masks):
     """Masks of every seat of table e (masks: [E, S, N_ACTIONS]); Wait is always legal.
     A seat that is not ready, or a finished hand, has only Wait (R21, D12)."""

@@ -86,7 +86,7 @@ def note_card_move(turnovers, burns, e):
     burns[e] = 0
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, error_model="numpy", _nrt=False)
 def burn_streams(st, e):
     """R27/R28 (D17): gather every Stream, its top card to the bottom; from the fourth burn
     in a row, also each Nertz pile's top card to the bottom. (Rare: takes the whole state.)"""

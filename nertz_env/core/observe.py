@@ -51,7 +51,7 @@ def put_card(obs, e, r, o, card):
     obs[e, r, o + 2 + suit(card)] = 1.0
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, error_model="numpy", _nrt=False)
 def write_seat_observation(st, prm, scr, e, s, obs, r):
     """obs[e, r, :] = what seat s of table e sees (scr.avail must describe the position: it
     does after every deal and tick, as the masks do)."""
@@ -107,14 +107,14 @@ def write_seat_observation(st, prm, scr, e, s, obs, r):
     obs[e, r, OFF_SELF + 7] = T / 8.0
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, error_model="numpy", _nrt=False)
 def observe_range(st, prm, scr, obs, lo, hi):
     for e in range(lo, hi):
         for s in range(prm.n_seats):
             write_seat_observation(st, prm, scr, e, s, obs, s)
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, error_model="numpy", _nrt=False)
 def observe_seat_range(st, prm, scr, obs, seat, lo, hi):
     """Only seat `seat` of every table, into obs[e, 0] (a learner's view)."""
     for e in range(lo, hi):
@@ -144,12 +144,12 @@ from .scoring import write_hand_scores  # noqa: E402
 from .tick import step_table  # noqa: E402
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, error_model="numpy", _nrt=False)
 def step_observe_range(st, prm, scr, actions, priority, masks, applied, scores, obs, lo, hi):
     """step_table at tables lo..hi, then scores[e] (R29) and obs[e, s] of every seat."""
     for e in range(lo, hi):
         step_table(st, prm, scr, e, actions, priority, masks, applied)
-        write_hand_scores(st, prm, e, scores[e])
+        write_hand_scores(st, prm, e, scores, e)
         for s in range(prm.n_seats):
             write_seat_observation(st, prm, scr, e, s, obs, s)
 

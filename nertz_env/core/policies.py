@@ -177,7 +177,7 @@ def write_policy_actions(masks, avail, river, river_n, seat_team, kinds, knobs, 
             actions[e, s] = pick_scored(masks, avail, river, river_n, e, s, seat_team[s], knobs)
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, error_model="numpy", _nrt=False)
 def policy_actions_range(st, prm, scr, masks, kinds, knobs, policy_rng, actions, lo, hi):
     """write_policy_actions at tables lo..hi (the Python-driven loops: agents with torch)."""
     for e in range(lo, hi):

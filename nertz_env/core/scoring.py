@@ -5,27 +5,26 @@ from __future__ import annotations
 from numba import njit
 
 
-@njit(cache=True, error_model="numpy")
-def hand_score(st, prm, e, t):
-    """R29: own Lake cards, minus Nertz cards left, plus the share of the bonus, minus
-    penalties."""
+@njit(cache=True, error_model="numpy", inline="always")
+def write_hand_scores(st, prm, e, out, row):
+    """out[row, t] = team t's hand score at table e (R29): own Lake cards, minus Nertz cards
+    left, plus the share of the bonus, minus penalties. Inlined into the per-table loops and
+    given the whole output array and a row, not a slice: a call that is not inlined, or a
+    slice, costs more than the arithmetic (rules.py; measured 0.37 ms -> 0.013 ms for 1,024
+    four-team tables)."""
+    T = prm.n_teams
     k = 0
-    for u in range(prm.n_teams):
+    for u in range(T):
         k += st.callers[e, u]
-    score = prm.lake_points * st.lake_own[e, t] - prm.nertz_penalty * st.nertz_n[e, t]
-    score -= prm.penalty_points * st.penalties[e, t]
-    if st.callers[e, t] != 0:
-        score += prm.nertz_bonus // k
-    return score
+    for t in range(T):
+        score = prm.lake_points * st.lake_own[e, t] - prm.nertz_penalty * st.nertz_n[e, t]
+        score -= prm.penalty_points * st.penalties[e, t]
+        if st.callers[e, t] != 0:
+            score += prm.nertz_bonus // k
+        out[row, t] = score
 
 
-@njit(cache=True, error_model="numpy")
-def write_hand_scores(st, prm, e, out):
-    for t in range(prm.n_teams):
-        out[t] = hand_score(st, prm, e, t)
-
-
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, error_model="numpy", _nrt=False)
 def decide_winner(totals, calls, target_score):
     """R30/D21: the team ahead of every other by (total, Nertz calls) once some total reaches
     target_score; -1 while nobody has reached it or the leaders are tied on both."""

@@ -72,7 +72,7 @@ def end_tick(nertz_n, stream_n, turnovers, callers, status, tick, e, n_teams, au
     return burn
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, error_model="numpy", _nrt=False)
 def step_table(st, prm, scr, e, actions, priority, masks, applied):
     """One tick at table e. actions: [E, S] action ids; priority: [E, S], a permutation of
     seats, or -1 in column 0 to draw one; masks: [E, S, N_ACTIONS], the legal moves of the
