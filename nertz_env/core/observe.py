@@ -24,10 +24,11 @@ S H D C. Teams are seen from the seat's own team: opponent k is team (t + k) % n
 """
 from __future__ import annotations
 
+import numpy as np
 from numba import njit, prange
 
 from ..layout import MAX_RIVER, NO_CARD, SRC_RIVER0
-from .rules import rank, stream_seat, suit
+from .rules import stream_seat, suit
 
 CARD_F = 6
 OFF_NERTZ = 0
@@ -42,69 +43,79 @@ OFF_SELF = OFF_OPP + MAX_OPP * OPP_F                         # 783
 OBS_DIM = OFF_SELF + 8                                       # 791
 
 
+# (rank + 1) / 13 per card id, as the float32 the observation stores
+_RANK_F = np.array([(c % 13 + 1) / 13.0 for c in range(52)], dtype=np.float32)
+
+
 @njit(cache=True, inline="always", error_model="numpy")
-def put_card(obs, e, r, o, card):
+def put_card(row, o, card):
+    """row[o:o + CARD_F] = card (row: one seat's observation vector; zeros for NO_CARD)."""
     if card == NO_CARD:
         return
-    obs[e, r, o] = 1.0
-    obs[e, r, o + 1] = (rank(card) + 1) / 13.0
-    obs[e, r, o + 2 + suit(card)] = 1.0
+    row[o] = 1.0
+    row[o + 1] = _RANK_F[card]
+    row[o + 2 + suit(card)] = 1.0
 
 
 @njit(cache=True, error_model="numpy", _nrt=False)
 def write_seat_observation(st, prm, scr, e, s, obs, r):
     """obs[e, r, :] = what seat s of table e sees (scr.avail must describe the position: it
-    does after every deal and tick, as the masks do)."""
-    for i in range(OBS_DIM):
-        obs[e, r, i] = 0.0
+    does after every deal and tick, as the masks do). Works on one-table views of the arrays
+    (free without reference counting): one index per access instead of three or four,
+    measured ~10% faster than indexing the batch arrays."""
     T = prm.n_teams
     R = prm.river_size
     t = prm.seat_team[s]
+    row = obs[e, r]
+    row[:] = 0.0
+    avail = scr.avail[e]
+    nertz_n, stream_n, waste_n = st.nertz_n[e], st.stream_n[e], st.waste_n[e]
     # own Nertz pile and Stream
-    put_card(obs, e, r, OFF_NERTZ, scr.avail[e, t, 0])
-    obs[e, r, OFF_NERTZ + CARD_F] = st.nertz_n[e, t] / 13.0
-    put_card(obs, e, r, OFF_WASTE, scr.avail[e, t, 1])
-    obs[e, r, OFF_WASTE + CARD_F] = (st.stream_n[e, t] - st.waste_n[e, t]) / 52.0
-    obs[e, r, OFF_WASTE + CARD_F + 1] = st.waste_n[e, t] / 52.0
+    put_card(row, OFF_NERTZ, avail[t, 0])
+    row[OFF_NERTZ + CARD_F] = nertz_n[t] / 13.0
+    put_card(row, OFF_WASTE, avail[t, 1])
+    row[OFF_WASTE + CARD_F] = (stream_n[t] - waste_n[t]) / 52.0
+    row[OFF_WASTE + CARD_F + 1] = waste_n[t] / 52.0
     # own River in full
+    river, river_n = st.river[e, t], st.river_n[e, t]
     for c in range(R):
-        for d in range(st.river_n[e, t, c]):
-            put_card(obs, e, r, OFF_RIVER + (c * 13 + d) * CARD_F, st.river[e, t, c, d])
-    # the Lake
+        o = OFF_RIVER + c * 13 * CARD_F
+        for d in range(river_n[c]):
+            put_card(row, o + d * CARD_F, river[c, d])
+    # the Lake: piles waiting per card (T aces per suit, minus the piles started), cards per suit
+    lake, lake_n, lake_next = st.lake[e], st.lake_n[e], st.lake_next[e]
     for p in range(st.lake_piles[e]):
-        n = st.lake_n[e, p]
-        top = st.lake[e, p, n - 1] % 52
-        obs[e, r, OFF_LAKE_SUIT + suit(top)] += n / (13.0 * T)
+        n = lake_n[p]
+        row[OFF_LAKE_SUIT + suit(lake[p, n - 1] % 52)] += n / (13.0 * T)
     for card in range(52):
-        if rank(card) != 0:
-            obs[e, r, OFF_LAKE_NEXT + card] = st.lake_next[e, card] / T
+        if card % 13 != 0:
+            row[OFF_LAKE_NEXT + card] = lake_next[card] / T
     for p in range(st.lake_piles[e]):
-        first = st.lake[e, p, 0] % 52
-        obs[e, r, OFF_LAKE_NEXT + first] -= 1.0 / T
+        row[OFF_LAKE_NEXT + lake[p, 0] % 52] -= 1.0 / T
     for su in range(4):
-        obs[e, r, OFF_LAKE_NEXT + su * 13] += 1.0        # T aces per suit (T / T), minus started
+        row[OFF_LAKE_NEXT + su * 13] += 1.0
     # opponents, seen from this team
     for k in range(1, T):
         u = (t + k) % T
         o = OFF_OPP + (k - 1) * OPP_F
         for src in range(SRC_RIVER0 + R):
-            put_card(obs, e, r, o + src * CARD_F, scr.avail[e, u, src])
-        obs[e, r, o + 7 * CARD_F] = st.nertz_n[e, u] / 13.0
-        obs[e, r, o + 7 * CARD_F + 1] = st.stream_n[e, u] / 52.0
-        obs[e, r, o + 7 * CARD_F + 2] = st.waste_n[e, u] / 52.0
-        obs[e, r, o + 7 * CARD_F + 3] = 1.0
+            put_card(row, o + src * CARD_F, avail[u, src])
+        row[o + 7 * CARD_F] = nertz_n[u] / 13.0
+        row[o + 7 * CARD_F + 1] = stream_n[u] / 52.0
+        row[o + 7 * CARD_F + 2] = waste_n[u] / 52.0
+        row[o + 7 * CARD_F + 3] = 1.0
     # self
     wait = st.ready[e, s] - st.tick[e]
-    obs[e, r, OFF_SELF] = 1.0 if wait <= 0 else 0.0
-    obs[e, r, OFF_SELF + 1] = min(max(wait, 0), 10) / 10.0
-    obs[e, r, OFF_SELF + 2] = min(st.tick[e] / prm.max_ticks, 1.0)
+    row[OFF_SELF] = 1.0 if wait <= 0 else 0.0
+    row[OFF_SELF + 1] = min(max(wait, 0), 10) / 10.0
+    row[OFF_SELF + 2] = min(st.tick[e] / prm.max_ticks, 1.0)
     holds_stream = s == stream_seat(prm.team_seat0, prm.team_size, prm.alternate_roles,
                                     st.hand[e], t)
-    obs[e, r, OFF_SELF + 3] = 1.0 if holds_stream else 0.0
-    obs[e, r, OFF_SELF + 4] = 1.0 if (prm.team_size[t] == 1 or not holds_stream) else 0.0
-    obs[e, r, OFF_SELF + 5] = 1.0 if prm.team_size[t] == 2 else 0.0
-    obs[e, r, OFF_SELF + 6] = 1.0 if st.hand[e] % 2 == 1 else 0.0
-    obs[e, r, OFF_SELF + 7] = T / 8.0
+    row[OFF_SELF + 3] = 1.0 if holds_stream else 0.0
+    row[OFF_SELF + 4] = 1.0 if (prm.team_size[t] == 1 or not holds_stream) else 0.0
+    row[OFF_SELF + 5] = 1.0 if prm.team_size[t] == 2 else 0.0
+    row[OFF_SELF + 6] = 1.0 if st.hand[e] % 2 == 1 else 0.0
+    row[OFF_SELF + 7] = T / 8.0
 
 
 @njit(cache=True, error_model="numpy", _nrt=False)
