@@ -106,3 +106,31 @@ def test_one_seat_observation_equals_that_seat_of_all():
         everyone = eng.observe().copy()
         for seat in range(3):
             assert np.array_equal(eng.observe(seat)[:, 0], everyone[:, seat])
+
+
+def test_table_writer_equals_the_seat_writer_on_random_play():
+    """observe() (core/observe.py write_table_observations: seat 0 in full, the other seats
+    copying the Lake and the opponent blocks they share) gives every seat exactly the vector
+    of observe(seat) (write_seat_observation, everything from the state), over random configs
+    (2-8 teams, two-player teams, River 4 or 5) and random legal play."""
+    from helpers import random_config
+
+    from nertz_env import Engine
+    rng = np.random.default_rng(11)
+    compared = 0
+    for _ in range(12):
+        cfg = random_config(rng, illegal_move="penalize")
+        eng = Engine(cfg, n_tables=16, seed=int(rng.integers(1 << 30)))
+        eng.reset()
+        for tick in range(40):
+            if tick % 8 == 0:
+                everyone = eng.observe().copy()
+                for seat in range(cfg.num_seats):
+                    assert np.array_equal(eng.observe(seat)[:, 0], everyone[:, seat]), (cfg, seat)
+                    compared += 16
+            acts = np.zeros((16, cfg.num_seats), np.int64)
+            for e in range(16):
+                for s in range(cfg.num_seats):
+                    acts[e, s] = rng.choice(np.flatnonzero(eng.masks[e, s]))
+            eng.step(acts)
+    assert compared > 2000

@@ -374,3 +374,32 @@ def test_numpy_action_types_and_render_modes():
     ansi = nertz_v0.parallel_env(render_mode="ansi")
     ansi.reset(seed=0)
     assert ansi.render() == ansi.table.render()
+
+
+@pytest.mark.parametrize("kw", [dict(num_teams=3, reward="score"),
+                                dict(team_sizes=(2, 1), reward="relative"),
+                                dict(num_teams=2, episode="game", reward="win")])
+def test_common_step_returns_what_the_general_path_builds(kw):
+    """step()'s one-pass return for a step within a hand (_playing_returns) gives the values
+    the general helpers build (_returns over the engine's observations, _team_rewards of the
+    change in Table.hand_scores()), and fresh dicts and arrays every step."""
+    env = nertz_v0.parallel_env(**kw)
+    obs, _ = env.reset(seed=4)
+    rng = np.random.default_rng(1)
+    prev = np.zeros(env.config.num_teams, np.int64)   # rewards sum to the hand's score
+    steps = 0
+    while env.agents and steps < 200:
+        acts = {a: int(rng.choice(np.flatnonzero(obs[a]["action_mask"]))) for a in env.agents}
+        obs, rew, term, trunc, infos = env.step(acts)
+        steps += 1
+        if not env.agents or env.engine.state.status[0] != 0:
+            break
+        scores = np.array(env.table.hand_scores())
+        team = env._team_rewards(scores - prev, None)
+        prev = scores
+        want_obs, want_infos, want_rew = env._returns(env.engine.observe(), team)
+        assert data_equivalence(obs, want_obs) and data_equivalence(infos, want_infos)
+        assert rew == want_rew and all(type(r) is float for r in rew.values())
+        assert term == dict.fromkeys(env.agents, False) == trunc and term is not trunc
+        assert obs[env.agents[0]]["observation"].base is not env.engine.observe().base
+    assert steps > 50

@@ -57,54 +57,36 @@ def put_card(row, o, card):
     row[o + 2 + suit(card)] = 1.0
 
 
-@njit(cache=True, error_model="numpy", _nrt=False)
-def write_seat_observation(st, prm, scr, e, s, obs, r):
-    """obs[e, r, :] = what seat s of table e sees (scr.avail must describe the position: it
-    does after every deal and tick, as the masks do). Works on one-table views of the arrays
-    (free without reference counting): one index per access instead of three or four,
-    measured ~10% faster than indexing the batch arrays."""
-    T = prm.n_teams
-    R = prm.river_size
-    t = prm.seat_team[s]
-    row = obs[e, r]
-    row[:] = 0.0
-    avail = scr.avail[e]
-    nertz_n, stream_n, waste_n = st.nertz_n[e], st.stream_n[e], st.waste_n[e]
-    # own Nertz pile and Stream
+@njit(cache=True, inline="always", error_model="numpy")
+def write_own(row, avail, nertz_n, stream_n, waste_n, river, river_n, t, R):
+    """The seat's own team: Nertz top and count, waste top, stock/waste counts, the River in
+    full (row[:OFF_LAKE_NEXT], zeroed by the caller)."""
     put_card(row, OFF_NERTZ, avail[t, 0])
     row[OFF_NERTZ + CARD_F] = nertz_n[t] / 13.0
     put_card(row, OFF_WASTE, avail[t, 1])
     row[OFF_WASTE + CARD_F] = (stream_n[t] - waste_n[t]) / 52.0
     row[OFF_WASTE + CARD_F + 1] = waste_n[t] / 52.0
-    # own River in full
-    river, river_n = st.river[e, t], st.river_n[e, t]
     for c in range(R):
         o = OFF_RIVER + c * 13 * CARD_F
-        for d in range(river_n[c]):
-            put_card(row, o + d * CARD_F, river[c, d])
-    # the Lake: piles waiting per card (T aces per suit, minus the piles started), cards per suit
-    lake, lake_n, lake_next = st.lake[e], st.lake_n[e], st.lake_next[e]
-    for p in range(st.lake_piles[e]):
-        n = lake_n[p]
-        row[OFF_LAKE_SUIT + suit(lake[p, n - 1] % 52)] += n / (13.0 * T)
-    for card in range(52):
-        if card % 13 != 0:
-            row[OFF_LAKE_NEXT + card] = lake_next[card] / T
-    for p in range(st.lake_piles[e]):
-        row[OFF_LAKE_NEXT + lake[p, 0] % 52] -= 1.0 / T
-    for su in range(4):
-        row[OFF_LAKE_NEXT + su * 13] += 1.0
-    # opponents, seen from this team
-    for k in range(1, T):
-        u = (t + k) % T
-        o = OFF_OPP + (k - 1) * OPP_F
-        for src in range(SRC_RIVER0 + R):
-            put_card(row, o + src * CARD_F, avail[u, src])
-        row[o + 7 * CARD_F] = nertz_n[u] / 13.0
-        row[o + 7 * CARD_F + 1] = stream_n[u] / 52.0
-        row[o + 7 * CARD_F + 2] = waste_n[u] / 52.0
-        row[o + 7 * CARD_F + 3] = 1.0
-    # self
+        for d in range(river_n[t, c]):
+            put_card(row, o + d * CARD_F, river[t, c, d])
+
+
+@njit(cache=True, inline="always", error_model="numpy")
+def write_opponent(row, o, avail, nertz_n, stream_n, waste_n, u, R):
+    """Team u as an opponent sees it, at row[o:o + OPP_F] (zeroed by the caller)."""
+    for src in range(SRC_RIVER0 + R):
+        put_card(row, o + src * CARD_F, avail[u, src])
+    row[o + 7 * CARD_F] = nertz_n[u] / 13.0
+    row[o + 7 * CARD_F + 1] = stream_n[u] / 52.0
+    row[o + 7 * CARD_F + 2] = waste_n[u] / 52.0
+    row[o + 7 * CARD_F + 3] = 1.0
+
+
+@njit(cache=True, inline="always", error_model="numpy")
+def write_self(row, st, prm, e, s, t):
+    """row[OFF_SELF:]: readiness, tick, roles, table size (every entry assigned)."""
+    T = prm.n_teams
     wait = st.ready[e, s] - st.tick[e]
     row[OFF_SELF] = 1.0 if wait <= 0 else 0.0
     row[OFF_SELF + 1] = min(max(wait, 0), 10) / 10.0
@@ -119,10 +101,85 @@ def write_seat_observation(st, prm, scr, e, s, obs, r):
 
 
 @njit(cache=True, error_model="numpy", _nrt=False)
+def write_seat_observation(st, prm, scr, e, s, obs, r):
+    """obs[e, r, :] = what seat s of table e sees (scr.avail must describe the position: it
+    does after every deal and tick, as the masks do). Works on one-table views of the arrays
+    (free without reference counting): one index per access instead of three or four,
+    measured ~10% faster than indexing the batch arrays."""
+    T = prm.n_teams
+    R = prm.river_size
+    t = prm.seat_team[s]
+    row = obs[e, r]
+    row[:] = 0.0
+    avail = scr.avail[e]
+    nertz_n, stream_n, waste_n = st.nertz_n[e], st.stream_n[e], st.waste_n[e]
+    write_own(row, avail, nertz_n, stream_n, waste_n, st.river[e], st.river_n[e], t, R)
+    # the Lake: piles waiting per card (T aces per suit, minus the piles started), cards per suit
+    lake, lake_n, lake_next = st.lake[e], st.lake_n[e], st.lake_next[e]
+    for p in range(st.lake_piles[e]):
+        n = lake_n[p]
+        row[OFF_LAKE_SUIT + suit(lake[p, n - 1] % 52)] += n / (13.0 * T)
+    for card in range(52):
+        if card % 13 != 0:
+            row[OFF_LAKE_NEXT + card] = lake_next[card] / T
+    for p in range(st.lake_piles[e]):
+        row[OFF_LAKE_NEXT + lake[p, 0] % 52] -= 1.0 / T
+    for su in range(4):
+        row[OFF_LAKE_NEXT + su * 13] += 1.0
+    # opponents, seen from this team
+    for k in range(1, T):
+        write_opponent(row, OFF_OPP + (k - 1) * OPP_F, avail, nertz_n, stream_n, waste_n,
+                       (t + k) % T, R)
+    write_self(row, st, prm, e, s, t)
+
+
+@njit(cache=True, inline="always", error_model="numpy")
+def copy_part(dst, src, lo, hi, src_lo):
+    """dst[lo:hi] = src[src_lo:src_lo + hi - lo], as a loop (a slice assignment may allocate)."""
+    for i in range(hi - lo):
+        dst[lo + i] = src[src_lo + i]
+
+
+@njit(cache=True, error_model="numpy", _nrt=False)
+def write_table_observations(st, prm, scr, e, obs):
+    """obs[e, s, :] for every seat s: the vectors of write_seat_observation, with what seats
+    share computed once. Seat 0's row is written in full; a partner of seat 0 copies it; a
+    seat of another team writes its own team's part and copies the Lake and every opponent
+    block that seat 0's row holds (team u's block is the same whoever looks at it), writing
+    only seat 0's team's block itself. tests/test_observe.py checks that every row equals
+    write_seat_observation's."""
+    S, T, R = prm.n_seats, prm.n_teams, prm.river_size
+    write_seat_observation(st, prm, scr, e, 0, obs, 0)
+    row0 = obs[e, 0]
+    t0 = prm.seat_team[0]
+    avail = scr.avail[e]
+    nertz_n, stream_n, waste_n = st.nertz_n[e], st.stream_n[e], st.waste_n[e]
+    for s in range(1, S):
+        t = prm.seat_team[s]
+        row = obs[e, s]
+        if t == t0:
+            copy_part(row, row0, 0, OBS_DIM, 0)
+        else:
+            row[:OFF_LAKE_NEXT] = 0.0
+            write_own(row, avail, nertz_n, stream_n, waste_n, st.river[e], st.river_n[e], t, R)
+            copy_part(row, row0, OFF_LAKE_NEXT, OFF_OPP, OFF_LAKE_NEXT)
+            for k in range(1, T):
+                u = (t + k) % T
+                o = OFF_OPP + (k - 1) * OPP_F
+                if u == t0:
+                    row[o:o + OPP_F] = 0.0
+                    write_opponent(row, o, avail, nertz_n, stream_n, waste_n, u, R)
+                else:
+                    o0 = OFF_OPP + ((u - t0) % T - 1) * OPP_F
+                    copy_part(row, row0, o, o + OPP_F, o0)
+            row[OFF_OPP + (T - 1) * OPP_F:OFF_SELF] = 0.0
+        write_self(row, st, prm, e, s, t)
+
+
+@njit(cache=True, error_model="numpy", _nrt=False)
 def observe_range(st, prm, scr, obs, lo, hi):
     for e in range(lo, hi):
-        for s in range(prm.n_seats):
-            write_seat_observation(st, prm, scr, e, s, obs, s)
+        write_table_observations(st, prm, scr, e, obs)
 
 
 @njit(cache=True, error_model="numpy", _nrt=False)
@@ -161,8 +218,7 @@ def step_observe_range(st, prm, scr, actions, priority, masks, applied, scores, 
     for e in range(lo, hi):
         step_table(st, prm, scr, e, actions, priority, masks, applied)
         write_hand_scores(st, prm, e, scores, e)
-        for s in range(prm.n_seats):
-            write_seat_observation(st, prm, scr, e, s, obs, s)
+        write_table_observations(st, prm, scr, e, obs)
 
 
 @njit(cache=True, parallel=True, error_model="numpy")
