@@ -65,9 +65,10 @@ def write_team_available(nertz, nertz_n, stream, waste_n, river, river_n, avail,
 def write_seat_mask(avail, river, river_n, stream_n, nertz_n, lake_next, e, t, is_stream_seat,
                     R, stacking, flow_rules, auto_nertz, masks, s):
     """The legal moves of ready seat s of team t (D12) into masks[e, s], which holds only
-    WAIT. Arrays are indexed, never sliced: a slice is a new array view whose reference
-    count both threads would bump on the same cache line."""
+    WAIT. Inlined into write_table_masks, which runs without reference counting (rules.py), so
+    one-row views (row, the team's River) cost nothing and save index arithmetic."""
     n_src = SRC_RIVER0 + R
+    row = masks[e, s]
     mode = flow_mode(avail, n_src, lake_next, river_n, e, t, R, flow_rules)
 
     # R10 Lake plays and R16 stacks (D10)
@@ -76,7 +77,7 @@ def write_seat_mask(avail, river, river_n, stream_n, nertz_n, lake_next, e, t, i
         if c == NO_CARD or not fits_lake(lake_next, e, c):
             continue
         if mode == FREE or (mode == ACES_ONLY and rank(c) == ACE) or (mode == NERTZ_ONLY and src == SRC_NERTZ):
-            masks[e, s, LAKE0 + src] = 1
+            row[LAKE0 + src] = 1
         if not stacking:
             continue
         has_nertz = src == SRC_NERTZ
@@ -90,15 +91,15 @@ def write_seat_mask(avail, river, river_n, stream_n, nertz_n, lake_next, e, t, i
             length += 1
             has_nertz = has_nertz or nxt_src == SRC_NERTZ
             if mode == FREE or (mode == ACES_ONLY and rank(c) == ACE) or (mode == NERTZ_ONLY and has_nertz):
-                masks[e, s, STACK0 + STACK_LENS * src + length - 2] = 1
+                row[STACK0 + STACK_LENS * src + length - 2] = 1
     if mode != FREE:
         return
 
     # R15 flip (Stream seat only, D9), R24 call (manual variant, D11)
     if is_stream_seat and stream_n[e, t] > 0:
-        masks[e, s, FLIP] = 1
+        row[FLIP] = 1
     if not auto_nertz and nertz_n[e, t] == 0:
-        masks[e, s, CALL] = 1
+        row[CALL] = 1
 
     # R11 builds, R12 fills (never an ace, D6)
     for frm in range(2):
@@ -108,23 +109,28 @@ def write_seat_mask(avail, river, river_n, stream_n, nertz_n, lake_next, e, t, i
         for col in range(R):
             n = river_n[e, t, col]
             if n == 0 or can_build_on(c, river[e, t, col, n - 1]):
-                masks[e, s, BUILD0 + MAX_RIVER * frm + col] = 1
+                row[BUILD0 + MAX_RIVER * frm + col] = 1
 
-    # R14 shifts (D7)
+    # R14 shifts (D7): onto an empty column from any index but the bottom, onto a non-empty
+    # one at rules.shift_index (column a's bottom rank read once per column)
+    rv = river[e, t]
+    rn = river_n[e, t]
     for a in range(R):
-        na = river_n[e, t, a]
-        if na == 0 or rank(river[e, t, a, na - 1]) == ACE:
+        na = rn[a]
+        if na == 0 or rank(rv[a, na - 1]) == ACE:
             continue
+        bottom = rank(rv[a, 0])
         for b in range(R):
             if b == a:
                 continue
-            if river_n[e, t, b] == 0:
+            nb = rn[b]
+            if nb == 0:
                 for i in range(1, na):
-                    masks[e, s, shift_action(a, i, b)] = 1
+                    row[shift_action(a, i, b)] = 1
             else:
-                i = shift_index(river, river_n, e, t, a, b)
+                i = shift_index(rv[a], na, bottom, rv[b, nb - 1])
                 if i >= 0:
-                    masks[e, s, shift_action(a, i, b)] = 1
+                    row[shift_action(a, i, b)] = 1
 
 
 @njit(cache=True, error_model="numpy", _nrt=False)

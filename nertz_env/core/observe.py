@@ -43,8 +43,20 @@ OFF_SELF = OFF_OPP + MAX_OPP * OPP_F                         # 783
 OBS_DIM = OFF_SELF + 8                                       # 791
 
 
-# (rank + 1) / 13 per card id, as the float32 the observation stores
+# Lookup tables for the per-element arithmetic of the writer (measured: the Lake segment's
+# divisions and Python-style modulos were half of a seat's observation time). Each holds the
+# float64 the formula gives, so the stored float32 is bit-identical to computing it.
 _RANK_F = np.array([(c % 13 + 1) / 13.0 for c in range(52)], dtype=np.float32)
+_MAX_T = 8
+# _PER_TEAM[T, k] = k / T (piles waiting for a card, over the team count)
+_PER_TEAM = np.array([[k / T if T else 0.0 for k in range(_MAX_T + 1)]
+                      for T in range(_MAX_T + 1)], dtype=np.float64)
+# _SUIT_SHARE[T, n] = n / (13 T) (a Lake pile's cards, over the most a suit can hold)
+_SUIT_SHARE = np.array([[n / (13.0 * T) if T else 0.0 for n in range(14)]
+                        for T in range(_MAX_T + 1)], dtype=np.float64)
+# Lake card (deck * 52 + card id) -> card id, and -> suit
+_LAKE_CARD = np.array([v % 52 for v in range(52 * _MAX_T)], dtype=np.int64)
+_LAKE_SUIT = np.array([(v % 52) // 13 for v in range(52 * _MAX_T)], dtype=np.int64)
 
 
 @njit(cache=True, inline="always", error_model="numpy")
@@ -116,14 +128,16 @@ def write_seat_observation(st, prm, scr, e, s, obs, r):
     write_own(row, avail, nertz_n, stream_n, waste_n, st.river[e], st.river_n[e], t, R)
     # the Lake: piles waiting per card (T aces per suit, minus the piles started), cards per suit
     lake, lake_n, lake_next = st.lake[e], st.lake_n[e], st.lake_next[e]
+    per_team = _PER_TEAM[T]
+    for su in range(4):
+        for r in range(1, 13):
+            card = su * 13 + r
+            row[OFF_LAKE_NEXT + card] = per_team[lake_next[card]]
+    share, inv = _SUIT_SHARE[T], 1.0 / T
     for p in range(st.lake_piles[e]):
         n = lake_n[p]
-        row[OFF_LAKE_SUIT + suit(lake[p, n - 1] % 52)] += n / (13.0 * T)
-    for card in range(52):
-        if card % 13 != 0:
-            row[OFF_LAKE_NEXT + card] = lake_next[card] / T
-    for p in range(st.lake_piles[e]):
-        row[OFF_LAKE_NEXT + lake[p, 0] % 52] -= 1.0 / T
+        row[OFF_LAKE_SUIT + _LAKE_SUIT[lake[p, n - 1]]] += share[n]
+        row[OFF_LAKE_NEXT + _LAKE_CARD[lake[p, 0]]] -= inv
     for su in range(4):
         row[OFF_LAKE_NEXT + su * 13] += 1.0
     # opponents, seen from this team

@@ -118,15 +118,14 @@ def stream_seat(team_seat0, team_size, alternate_roles, hand, t):
 
 
 @njit(cache=True, error_model="numpy", inline="always")
-def shift_index(river, river_n, e, t, a, b):
-    """R14/D7 for columns a -> b (b non-empty): the index in a whose card can go onto b's top,
-    or -1. Columns run down one rank at a time, so that index is fixed by the ranks."""
-    na = river_n[e, t, a]
-    top_b = river[e, t, b, river_n[e, t, b] - 1]
-    i = rank(river[e, t, a, 0]) - (rank(top_b) - 1)
+def shift_index(col_a, na, bottom_rank, top_b):
+    """R14/D7 for columns a -> b (b non-empty): the index in column a (cards col_a, height
+    na, bottom card of rank bottom_rank) whose card can go onto b's top card top_b, or -1.
+    Columns run down one rank at a time, so that index is fixed by the ranks."""
+    i = bottom_rank - (rank(top_b) - 1)
     if i < 0 or i >= na:
         return -1
-    card = river[e, t, a, i]
+    card = col_a[i]
     if rank(card) == ACE or is_red(card) == is_red(top_b):
         return -1
     return i
