@@ -146,7 +146,7 @@ def play_random_batch(st, prm, scr, masks, actions, priority, applied, policy_rn
                            n_ticks, hands_done, steps_done, lo, hi)
 
 
-@njit(cache=True, error_model="numpy", _nrt=False)
+@njit(cache=True, error_model="numpy")  # allocates its work rows: NRT on
 def _play_games_range(st, prm, scr, masks, actions, priority, applied, policy_rng,
                       hand_scores, n_hands, calls, winners, lo, hi):
     S = prm.n_seats
@@ -215,7 +215,7 @@ def deal_bots_range(st, prm, scr, masks, deal_keys, hands, which, lo, hi):
             write_table_masks(st, prm, scr, e, masks)
 
 
-@njit(cache=True, error_model="numpy", _nrt=False)
+@njit(cache=True, error_model="numpy")  # allocates its work rows: NRT on
 def play_bots_range(st, prm, scr, masks, actions, priority, applied, policy_rng, kinds, knobs,
                     deal_keys, prio_keys, first_hand, stop_at_winner, hand_scores, n_hands,
                     calls, winners, ticks, lo, hi):

@@ -6,12 +6,13 @@ Performance rules of this package (measured with numba 0.6x, see benchmarks/):
   the per-table entry points (write_table_masks, step_table, deal_table, ...) take `st`; every
   helper called per seat or per card takes the few arrays it reads, or is inline="always"
   (scoring.write_hand_scores: 4 calls per table had cost 28x its arithmetic).
-- Every non-inlined, non-parallel kernel is compiled with `_nrt=False` (no reference counting):
-  they never allocate, and numba's NRT otherwise increments and decrements the reference
+- Every non-inlined, non-parallel kernel that does not allocate is compiled with `_nrt=False`
+  (no reference counting): numba's NRT otherwise increments and decrements the reference
   count of every array it pulls out of the state tuples, an atomic operation on a counter
   that both worker threads share. Measured on the vector env's step at 1,024 tables, one
-  thread: 3.6 ms -> 2.2 ms. A kernel that must allocate cannot take the flag (numba refuses
-  to compile it), so the rule cannot silently break.
+  thread: 3.6 ms -> 2.2 ms. A kernel that allocates cannot take the flag (numba refuses to
+  compile it, so the rule cannot silently break): the two whole-game loops of batch.py
+  allocate their work rows and keep NRT; the per-table functions they call do not.
 """
 from __future__ import annotations
 
