@@ -324,7 +324,8 @@ class NertzGymEnv(gymnasium.Env):
         return Table(self.engine)
 
     def _obs(self) -> np.ndarray:
-        return self.engine.observe()[0, self.learner_seat].copy()
+        """The learner's observation only (Engine.observe(seat): 1/S of every seat's)."""
+        return self.engine.observe(self.learner_seat)[0, 0].copy()
 
     def _info(self) -> dict:
         eng = self.engine
