@@ -181,7 +181,8 @@ class NertzParallelEnv(ParallelEnv):
         if len(agents) == self._n_agents and eng.state.status[0] == PLAYING:
             return self._playing_returns(obs, scores[0].tolist(), applied)
         self._applied = applied = [x != 0 for x in applied]
-        if eng.state.status[0] == PLAYING:        # the common step: the hand goes on
+        if eng.state.status[0] == PLAYING:        # the hand goes on (some agents restored
+                                                  # by set_state are out of the episode)
             delta = self._game.playing_delta(scores[0].tolist())
             terminated = truncated = False
             team_rewards = self._playing_rewards(delta)
