@@ -135,8 +135,6 @@ class NertzParallelEnv(ParallelEnv):
                           self._role(s, self._agent_team[a], 1)))
                      for a, s in self._seat.items()}
         self._rows = [self._row[a] for a in self.possible_agents]
-        self._n_agents = S
-        self._all_false = dict.fromkeys(self.possible_agents, False)
         # reward baseline, game totals/calls/hands (shared with NertzGymEnv: episode.py)
         self._game = GameLedger(T, config.target_score, episode)
 
@@ -177,12 +175,8 @@ class NertzParallelEnv(ParallelEnv):
         eng = self._engine
         eng.actions[0] = ids                      # validated: the engine's unchecked path
         applied, scores, obs = eng.step_observe() # tick, R29 scores, every seat's view
-        applied = applied[0].tolist()             # 1 / 0 per seat
-        if len(agents) == self._n_agents and eng.state.status[0] == PLAYING:
-            return self._playing_returns(obs, scores[0].tolist(), applied)
-        self._applied = applied = [x != 0 for x in applied]
-        if eng.state.status[0] == PLAYING:        # the hand goes on (some agents restored
-                                                  # by set_state are out of the episode)
+        self._applied = [x != 0 for x in applied[0].tolist()]
+        if eng.state.status[0] == PLAYING:        # the common step: the hand goes on
             delta = self._game.playing_delta(scores[0].tolist())
             terminated = truncated = False
             team_rewards = self._playing_rewards(delta)
@@ -200,33 +194,6 @@ class NertzParallelEnv(ParallelEnv):
         if self.render_mode == "human":
             self.render()
         return observations, rewards, terminations, truncations, infos
-
-    def _playing_returns(self, obs_all, scores: list, applied: list):
-        """step()'s return values for the common step: every agent live, the hand goes on.
-        The same values as the general path (_playing_rewards, _returns; tests compare the
-        two), built in one pass without numpy: this path is most of an env's steps."""
-        obs = obs_all[0].copy()                   # the engine reuses its buffers
-        masks = self._engine.masks[0].copy()
-        s = self._engine.state
-        tick, hand = s.tick.item(0), s.hand.item(0)
-        parity = hand & 1
-        game = self._game
-        prev, game._prev = game._prev, scores     # GameLedger.playing_delta, inlined
-        score = self.reward == "score"
-        if not score:
-            team_rewards = self._playing_rewards([a - b for a, b in zip(scores, prev)])
-        observations, infos, rewards = {}, {}, {}
-        self._applied = flags = [x != 0 for x in applied]
-        for agent, seat, team, roles in self._rows:
-            mask = masks[seat]
-            observations[agent] = {"observation": obs[seat], "action_mask": mask}
-            infos[agent] = {"team": team, "role": roles[parity], "applied": flags[seat],
-                            "tick": tick, "hand": hand, "action_mask": mask}
-            rewards[agent] = (float(scores[team] - prev[team]) if score
-                              else float(team_rewards[team]))
-        if self.render_mode == "human":
-            self.render()
-        return observations, rewards, self._all_false.copy(), self._all_false.copy(), infos
 
     def _action_ids(self, actions) -> list:
         """One validated id per seat (WAIT for an agent left out or given None); a ValueError
@@ -272,19 +239,19 @@ class NertzParallelEnv(ParallelEnv):
         obs = obs_all[0].copy()                   # the engine reuses its buffers
         masks = self._engine.masks[0].copy()
         s = self._engine.state
-        tick, hand = int(s.tick[0]), int(s.hand[0])
+        tick, hand = s.tick.item(0), s.hand.item(0)
         parity = hand & 1
         applied = self._applied
         agents = self.agents
         rows = self._rows if agents == self.possible_agents else [self._row[a] for a in agents]
         observations, infos, rewards = {}, {}, {}
-        for agent, seat, team, roles in rows:
+        for agent, seat, team, roles in rows:     # one pass: most of a step's Python time
             mask = masks[seat]
             observations[agent] = {"observation": obs[seat], "action_mask": mask}
             infos[agent] = {"team": team, "role": roles[parity], "applied": applied[seat],
                             "tick": tick, "hand": hand, "action_mask": mask}
-        if team_rewards is not None:
-            rewards = {agent: team_rewards[team] for agent, _, team, _ in rows}
+            if team_rewards is not None:
+                rewards[agent] = team_rewards[team]
         return observations, infos, rewards
 
     def _observe(self):

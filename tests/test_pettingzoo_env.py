@@ -379,10 +379,10 @@ def test_numpy_action_types_and_render_modes():
 @pytest.mark.parametrize("kw", [dict(num_teams=3, reward="score"),
                                 dict(team_sizes=(2, 1), reward="relative"),
                                 dict(num_teams=2, episode="game", reward="win")])
-def test_common_step_returns_what_the_general_path_builds(kw):
-    """step()'s one-pass return for a step within a hand (_playing_returns) gives the values
-    the general helpers build (_returns over the engine's observations, _team_rewards of the
-    change in Table.hand_scores()), and fresh dicts and arrays every step."""
+def test_in_play_step_returns_what_the_helpers_build(kw):
+    """A step within a hand returns the rewards of the change in Table.hand_scores()
+    (_team_rewards, numpy) although step() builds them from plain lists, the observations and
+    infos _returns builds over the engine's buffers, and fresh dicts and arrays every step."""
     env = nertz_v0.parallel_env(**kw)
     obs, _ = env.reset(seed=4)
     rng = np.random.default_rng(1)

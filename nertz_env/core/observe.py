@@ -27,6 +27,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
+from ..config import MAX_TEAMS
 from ..layout import MAX_RIVER, NO_CARD, SRC_RIVER0
 from .rules import stream_seat, suit
 
@@ -47,16 +48,15 @@ OBS_DIM = OFF_SELF + 8                                       # 791
 # divisions and Python-style modulos were half of a seat's observation time). Each holds the
 # float64 the formula gives, so the stored float32 is bit-identical to computing it.
 _RANK_F = np.array([(c % 13 + 1) / 13.0 for c in range(52)], dtype=np.float32)
-_MAX_T = 8
 # _PER_TEAM[T, k] = k / T (piles waiting for a card, over the team count)
-_PER_TEAM = np.array([[k / T if T else 0.0 for k in range(_MAX_T + 1)]
-                      for T in range(_MAX_T + 1)], dtype=np.float64)
+_PER_TEAM = np.array([[k / T if T else 0.0 for k in range(MAX_TEAMS + 1)]
+                      for T in range(MAX_TEAMS + 1)], dtype=np.float64)
 # _SUIT_SHARE[T, n] = n / (13 T) (a Lake pile's cards, over the most a suit can hold)
 _SUIT_SHARE = np.array([[n / (13.0 * T) if T else 0.0 for n in range(14)]
-                        for T in range(_MAX_T + 1)], dtype=np.float64)
+                        for T in range(MAX_TEAMS + 1)], dtype=np.float64)
 # Lake card (deck * 52 + card id) -> card id, and -> suit
-_LAKE_CARD = np.array([v % 52 for v in range(52 * _MAX_T)], dtype=np.int64)
-_LAKE_SUIT = np.array([(v % 52) // 13 for v in range(52 * _MAX_T)], dtype=np.int64)
+_LAKE_CARD = np.array([v % 52 for v in range(52 * MAX_TEAMS)], dtype=np.int64)
+_LAKE_SUIT = np.array([(v % 52) // 13 for v in range(52 * MAX_TEAMS)], dtype=np.int64)
 
 
 @njit(cache=True, inline="always", error_model="numpy")
@@ -130,8 +130,8 @@ def write_seat_observation(st, prm, scr, e, s, obs, r):
     lake, lake_n, lake_next = st.lake[e], st.lake_n[e], st.lake_next[e]
     per_team = _PER_TEAM[T]
     for su in range(4):
-        for r in range(1, 13):
-            card = su * 13 + r
+        for rk in range(1, 13):
+            card = su * 13 + rk
             row[OFF_LAKE_NEXT + card] = per_team[lake_next[card]]
     share, inv = _SUIT_SHARE[T], 1.0 / T
     for p in range(st.lake_piles[e]):
