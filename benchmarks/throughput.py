@@ -16,8 +16,10 @@ Measures, in one run on this machine:
 - parallel_env: agent-steps/s of nertz_v0.parallel_env(num_teams=4) and of a do-nothing
   ParallelEnv with the same agents and spaces (fresh return dicts every step, as any
   ParallelEnv builds them, over constant preallocated observations and masks),
-  both driven by the same random-legal sampling from the observations' action_mask; their
-  ratio (issue 3 target: >= 0.60);
+  both driven by the same random-legal sampling from the observations' action_mask, in 40
+  paired slices of seconds / 10 each (back to back, alternating which env goes first); their
+  ratio (issue 3 target: >= 0.60) as the median of the 40 paired ratios, with quartiles and
+  the pooled ratio (mean rate over mean rate);
 - vec_env: learner env-steps/s of the SB3 NertzVecEnv, 4 teams, num_envs = 1024 (256 with
   --quick), learner actions drawn in numpy from action_masks(), opponents random-legal inside
   numba (issue 3 target: 300,000). Env time only (action_masks() + step()); the numpy draw
@@ -177,33 +179,48 @@ def null_parallel_env(like):
     return NullParallelEnv()
 
 
-def parallel_env_sps(env, seconds: float, seed: int = 0) -> float:
-    """agent-steps/s of a ParallelEnv under random legal actions (re-dealt when a hand ends)."""
-    rng = np.random.default_rng(seed)
-    obs, _ = env.reset(seed=seed)
-    steps, t0 = 0, time.perf_counter()
-    while time.perf_counter() - t0 < seconds:
-        for _ in range(50):
-            actions = {a: sample_legal(rng, obs[a]["action_mask"]) for a in env.agents}
-            obs, _, _, _, _ = env.step(actions)
-            steps += len(actions)
-            if not env.agents:
-                obs, _ = env.reset()
-    return steps / (time.perf_counter() - t0)
+class ParallelEnvDriver:
+    """Plays a ParallelEnv under random legal actions, hand after hand (re-dealt when a hand
+    ends), in timed slices that continue where the last one stopped."""
+
+    def __init__(self, env, seed: int = 0):
+        self.env, self.rng = env, np.random.default_rng(seed)
+        self.obs, _ = env.reset(seed=seed)
+
+    def run(self, seconds: float) -> float:
+        """agent-steps/s over one slice of about `seconds` (whole blocks of 50 steps)."""
+        env, rng, obs = self.env, self.rng, self.obs
+        steps, t0 = 0, time.perf_counter()
+        while time.perf_counter() - t0 < seconds:
+            for _ in range(50):
+                actions = {a: sample_legal(rng, obs[a]["action_mask"]) for a in env.agents}
+                obs, _, _, _, _ = env.step(actions)
+                steps += len(actions)
+                if not env.agents:
+                    obs, _ = env.reset()
+        self.obs = obs
+        return steps / (time.perf_counter() - t0)
 
 
-def parallel_env_bench(seconds: float, repeats: int = 3) -> tuple[list[float], list[float]]:
-    """(ours, do-nothing) agent-steps/s, `repeats` interleaved runs each, 4 teams."""
+def parallel_env_bench(seconds: float, pairs: int = 40):
+    """(ours, do-nothing, ratios): agent-steps/s of each env in `pairs` paired slices of
+    seconds / 10 each, 4 teams, and the ratio ours / do-nothing within each pair. The two
+    slices of a pair run back to back (which goes first alternates), so a slow phase of a
+    shared machine hits both sides of a pair instead of one env's whole run: the median of
+    the paired ratios is the robust figure, the pooled one (total steps over total time per
+    env) is reported beside it."""
     from nertz_env import nertz_v0
 
-    ours = nertz_v0.parallel_env(num_teams=4)
-    null = null_parallel_env(nertz_v0.parallel_env(num_teams=4))
-    parallel_env_sps(ours, 0.2), parallel_env_sps(null, 0.2)        # compile / warm
+    ours = ParallelEnvDriver(nertz_v0.parallel_env(num_teams=4))
+    null = ParallelEnvDriver(null_parallel_env(nertz_v0.parallel_env(num_teams=4)))
+    ours.run(0.2), null.run(0.2)                                    # compile / warm
     a, b = [], []
-    for r in range(repeats):
-        a.append(parallel_env_sps(ours, seconds, seed=r))
-        b.append(parallel_env_sps(null, seconds, seed=r))
-    return a, b
+    for r in range(pairs):
+        first, second = (ours, null) if r % 2 == 0 else (null, ours)
+        x, y = first.run(seconds / 10), second.run(seconds / 10)
+        a.append(x if first is ours else y)
+        b.append(y if first is ours else x)
+    return a, b, [x / y for x, y in zip(a, b)]
 
 
 def vec_env_sps(n_envs: int, seconds: float, repeats: int = 3, teams: int = 4):
@@ -315,11 +332,14 @@ def main(argv=None) -> dict:
         result["ratio"] = round(top / result["oracle_sps"], 1)
     env_rows = []
     if "parallel_env" in sections:
-        ours, null = (sorted(x) for x in parallel_env_bench(seconds))
-        result["parallel_env_sps"] = round(ours[len(ours) // 2])
-        result["null_parallel_env_sps"] = round(null[len(null) // 2])
-        result["parallel_env_ratio"] = round(result["parallel_env_sps"]
-                                             / result["null_parallel_env_sps"], 3)
+        ours, null, ratios = (sorted(x) for x in parallel_env_bench(seconds))
+        result["parallel_env_sps"] = round(float(np.median(ours)))
+        result["null_parallel_env_sps"] = round(float(np.median(null)))
+        result["parallel_env_ratio"] = round(float(np.median(ratios)), 3)
+        q1, q3 = np.percentile(ratios, [25, 75])
+        result["parallel_env_ratio_iqr"] = [round(float(q1), 3), round(float(q3), 3)]
+        result["parallel_env_ratio_pooled"] = round(     # equal slice times: mean rates
+            float(np.mean(ours) / np.mean(null)), 3)
         env_rows += [("ParallelEnv nertz_v0, 4 teams", 1, "agent-steps/s", ours),
                      ("do-nothing ParallelEnv, same spaces", 1, "agent-steps/s", null)]
     if "vec_env" in sections:
@@ -366,8 +386,10 @@ def main(argv=None) -> dict:
             print(f"{name:48s} {b:5d} {runs[len(runs) // 2]:20,.0f} {unit:20s} {spread:>21s}  "
                   f"{command}")
     if "parallel_env_ratio" in result:
+        q1, q3 = result["parallel_env_ratio_iqr"]
         print(f"ratio nertz_v0 / do-nothing ParallelEnv: {result['parallel_env_ratio']:.2f} "
-              f"(issue 3 target: >= 0.60)")
+              f"(median of {len(ratios)} paired slices, quartiles {q1:.2f} - {q3:.2f}; pooled "
+              f"{result['parallel_env_ratio_pooled']:.2f}; issue 3 target: >= 0.60)")
     if "vec_env_sps" in result:
         print("SB3 NertzVecEnv target (issue 3): 300,000 learner env-steps/s at B = 1024")
     print(json.dumps(result))

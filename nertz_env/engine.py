@@ -19,6 +19,8 @@ table, seat and action.
 """
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from .actions import N_ACTIONS
@@ -26,44 +28,45 @@ from .config import RulesConfig
 from .core.batch import (deal_batch, deal_range, deal_seeded_batch, masks_range, step_batch,
                          step_range, write_masks_batch, write_scores_batch)
 from .core.observe import (OBS_DIM, observe_batch, observe_range, observe_seat_batch,
-                           observe_seat_range, step_observe_batch, step_observe_range)
+                           observe_seat_range, step_observe_batch, step_observe_range,
+                           summary_width)
 from .core.state import allocate_masks, allocate_scratch, allocate_state, make_params
 from .layout import DECK, OVER_TRUNCATED, PLAYING
 
 
 PARALLEL_MIN_TABLES = 256
+_FLOAT32, _INT8 = np.dtype(np.float32), np.dtype(np.int8)
 
 
 class _Bound:
-    """kernel(*args) for one fixed tuple of objects (an engine's own buffers), called with no
-    arguments. The first call goes through numba's dispatcher (compiling if needed); later
-    calls go straight to the compiled entry point for those arguments' types, skipping the
-    dispatcher's per-call typing of the state namedtuples (about 10 us a call on the
-    development machine, several times the work of a one-table tick). The objects never
-    change, so neither do their types. Under NUMBA_DISABLE_JIT (no `overloads`) it is a
-    plain call."""
+    """kernel(*args, *extra) for one fixed tuple of objects `args` (an engine's own buffers),
+    called as `bound.call(*extra)`. The first call goes through numba's dispatcher (compiling
+    if needed); then `call` becomes a functools.partial of the compiled entry point for those
+    arguments' types, skipping the dispatcher's per-call typing of the state namedtuples
+    (about 10 us a call on the development machine, several times the work of a one-table
+    tick) and any Python frame. The objects never change, so neither do their types; `extra`
+    (fresh output arrays) must have the same types on every call. Under NUMBA_DISABLE_JIT
+    (no `overloads`) it stays a plain call."""
 
-    __slots__ = ("kernel", "args", "entry")
+    __slots__ = ("kernel", "args", "call")
 
     def __init__(self, kernel, *args):
-        self.kernel, self.args, self.entry = kernel, args, None
+        self.kernel, self.args, self.call = kernel, args, self._first_call
 
     def __getstate__(self):                # pickle / deepcopy: the entry point is rebuilt
         return self.kernel, self.args
 
     def __setstate__(self, state):
         self.kernel, self.args = state
-        self.entry = None
+        self.call = self._first_call
 
-    def __call__(self):
-        if self.entry is not None:
-            return self.entry(*self.args)
-        out = self.kernel(*self.args)
+    def _first_call(self, *extra):
+        out = self.kernel(*self.args, *extra)
         overloads = getattr(self.kernel, "overloads", None)
         if overloads is not None:
-            cres = overloads.get(tuple(self.kernel.typeof_pyval(a) for a in self.args))
+            cres = overloads.get(tuple(self.kernel.typeof_pyval(a) for a in self.args + extra))
             if cres is not None:
-                self.entry = cres.entry_point
+                self.call = functools.partial(cres.entry_point, *self.args)
         return out
 
 
@@ -92,7 +95,7 @@ class Engine:
         self._raise_illegal = self.config.illegal_move == "raise"
         # the kernels over this engine's own buffers, bound once (_Bound: no per-call typing);
         # the observation buffer (B x S x OBS_DIM floats) only when first asked for
-        self._obs = self._scores = self._step_observe = self._observe = None
+        self._obs = self._scores = self._summary = self._step_observe = self._observe = None
         self.parallel = n_tables >= PARALLEL_MIN_TABLES if parallel is None else bool(parallel)
         self.np_random = np.random.default_rng(seed)
         self.state.rng[:] = self.np_random.integers(0, 2**63, size=n_tables, dtype=np.uint64)
@@ -167,48 +170,59 @@ class Engine:
         permutations of the seats. Returns applied [B, S] (1 = took effect). Tables whose
         hand is over are left as they are."""
         self._load(actions, priority)
-        self._step()
+        self._step.call()
         return self.applied
 
     def step_observe(self, actions=None, priority=None):
-        """`step`, then `hand_scores()` and `observe()` of every seat, in one numba call (one
-        dispatch instead of three: the PettingZoo env's step). Returns (applied [B, S] int8,
-        scores [B, T] int64, obs [B, S, OBS_DIM] float32): buffers owned by the engine,
-        rewritten by the next call. actions=None: the caller has already written valid ids
-        (0..N_ACTIONS-1) into `self.actions` (an env that validated them per agent); the
-        shape/range checks are skipped, the R31 check of illegal_move="raise" still runs."""
+        """`step`, then `hand_scores()`, `observe()` of every seat and the new masks, in one
+        numba call (one dispatch instead of three: the PettingZoo env's step). Returns
+        (summary [B, summary_width] int64, obs [B, S, OBS_DIM] float32, masks [B, S, N_ACTIONS]
+        int8). summary[e] is table e's status, tick, hand, applied per seat (1 = took effect),
+        R29 score per team (columns SUM_* of core/observe.py); a buffer of the engine, rewritten
+        by the next call (`applied` and the scores are in their usual buffers too). obs and
+        masks are fresh arrays the kernel wrote, the caller's to keep or hand out (masks is a
+        copy of `self.masks`, which the engine goes on using). actions=None: the caller has
+        already written valid ids (0..N_ACTIONS-1) into `self.actions` (an env that validated
+        them per agent); the shape/range checks are skipped, the R31 check of
+        illegal_move="raise" still runs."""
         if actions is None:
             if self._raise_illegal:
                 self._check_legal(self.actions)
-            if priority is None:
-                if self.n_tables == 1:
-                    self.priority[0, 0] = -1      # a scalar store: a third of the slice's cost
-                else:
-                    self.priority[:, 0] = -1
-            else:
+            if priority is not None:
                 self._load_priority(priority)
         else:
             self._load(actions, priority)
         if self._step_observe is None:
             self._bind_observe()
-        self._step_observe()
-        return self.applied, self._scores, self._obs
+        obs = np.empty(self._obs_shape, _FLOAT32)
+        masks = np.empty(self._masks_shape, _INT8)
+        self._step_observe.call(obs, masks)
+        return self._summary, obs, masks
 
     def _bind(self, batch_kernel, range_kernel, *args) -> _Bound:
         """The prange or the serial kernel (self.parallel) over all tables with these args."""
-        common = (self.state, self.params, self.scratch)
         if self.parallel:
-            return _Bound(batch_kernel, *common, *args)
-        return _Bound(range_kernel, *common, *args, 0, self.n_tables)
+            return _Bound(batch_kernel, *self._common(), *args)
+        return _Bound(range_kernel, *self._common(), *args, 0, self.n_tables)
+
+    def _common(self) -> tuple:
+        return self.state, self.params, self.scratch
 
     def _bind_observe(self) -> None:
         if self._obs is None:
-            self._obs = np.zeros((self.n_tables, self.config.num_seats, OBS_DIM), np.float32)
-            self._scores = np.zeros((self.n_tables, self.config.num_teams), np.int64)
+            S, T = self.config.num_seats, self.config.num_teams
+            self._obs = np.zeros((self.n_tables, S, OBS_DIM), np.float32)
+            self._scores = np.zeros((self.n_tables, T), np.int64)
+            self._summary = np.zeros((self.n_tables, summary_width(S, T)), np.int64)
+            self._obs_shape, self._masks_shape = self._obs.shape, self.masks.shape
         self._observe = self._bind(observe_batch, observe_range, self._obs)
-        self._step_observe = self._bind(step_observe_batch, step_observe_range, self.actions,
-                                        self.priority, self.masks, self.applied, self._scores,
-                                        self._obs)
+        # obs and masks out are fresh arrays per call, passed after the bound arguments
+        args = (self.actions, self.priority, self.masks, self.applied, self._scores, self._summary)
+        if self.parallel:
+            self._step_observe = _Bound(step_observe_batch, *self._common(), *args)
+        else:
+            self._step_observe = _Bound(step_observe_range, *self._common(), *args, 0,
+                                        self.n_tables)
 
     def _load(self, actions, priority) -> None:
         """Validate actions (and priority) and copy them into the kernel buffers; nothing
@@ -225,12 +239,9 @@ class Engine:
                              f"action ids are 0..{N_ACTIONS - 1}")
         if self._raise_illegal:
             self._check_legal(a)
-        if priority is None:
-            self.actions[:] = a
-            self.priority[:, 0] = -1
-        else:
-            self._load_priority(priority)
-            self.actions[:] = a
+        if priority is not None:                  # (none: column 0 is -1, the kernels set
+            self._load_priority(priority)         # it back after using a given order)
+        self.actions[:] = a
 
     def _load_priority(self, priority) -> None:
         shape = self.actions.shape
@@ -268,7 +279,7 @@ class Engine:
             return self._seat_obs
         if self._observe is None:
             self._bind_observe()
-        self._observe()
+        self._observe.call()
         return self._obs
 
     def hand_scores(self) -> np.ndarray:

@@ -117,11 +117,11 @@ class GameLedger:
         return TickOutcome(delta, terminated, truncated, win, hand_over, final)
 
     def playing_delta(self, scores: list) -> list:
-        """after_tick's delta, as a list of ints, for a caller that has checked that the hand
-        is still in play (nothing else to account for) and read table 0's R29 scores as a
-        list: the common step, without numpy."""
+        """after_tick's delta, as a list of floats, for a caller that has checked that the
+        hand is still in play (nothing else to account for) and read table 0's R29 scores as
+        a list of ints: the common step, without numpy."""
         prev, self._prev = self._prev, scores
-        return [a - b for a, b in zip(scores, prev)]
+        return [float(a - b) for a, b in zip(scores, prev)]
 
     def get_state(self) -> dict:
         return {"prev_scores": self.prev.copy(), "totals": self.totals.copy(),

@@ -60,6 +60,7 @@ from __future__ import annotations
 
 import dataclasses
 import operator
+from collections.abc import Mapping
 
 import numpy as np
 from gymnasium import logger, spaces
@@ -67,7 +68,7 @@ from pettingzoo import ParallelEnv
 
 from .actions import N_ACTIONS, WAIT
 from .config import RulesConfig
-from .core.observe import OBS_DIM
+from .core.observe import OBS_DIM, SUM_APPLIED, SUM_HAND, SUM_STATUS, SUM_TICK
 from .core.state import NertzState, copy_table
 from .engine import Engine
 from .episode import GameLedger, check_reward, env_config, load_snapshot, take_snapshot
@@ -84,6 +85,7 @@ RULE_FIELDS = tuple(f.name for f in dataclasses.fields(RulesConfig) if f.init)
 _STATE_FIELDS = tuple(f for f in NertzState._fields if f != "rng")
 _BIG = float(np.finfo(np.float32).max)
 _INT_ONLY = {int}                         # the fast path's action types: plain ints only
+_ACTION_IDS = frozenset(range(N_ACTIONS))  # ... and values
 
 
 class NertzParallelEnv(ParallelEnv):
@@ -127,7 +129,7 @@ class NertzParallelEnv(ParallelEnv):
         self.action_spaces = {a: spaces.Discrete(N_ACTIONS) for a in self.possible_agents}
         self.state_space = _state_space(self._engine.state)
 
-        self._applied = [False] * S               # per seat: the last tick applied its move
+        self._applied = [0] * S                   # per seat: 1 = the last tick applied its move
         self._wait_ids = [WAIT] * S
         # per agent, precomputed once: (agent, seat, team, (role in even hands, in odd hands))
         self._row = {a: (a, s, self._agent_team[a],
@@ -135,6 +137,11 @@ class NertzParallelEnv(ParallelEnv):
                           self._role(s, self._agent_team[a], 1)))
                      for a, s in self._seat.items()}
         self._rows = [self._row[a] for a in self.possible_agents]
+        self._hand_rows, self._rows_hand = None, None    # _hand_rows_of: per hand number
+        self._n_seats = S
+        self._actions_c = None                    # _write_ids: ctypes view of engine.actions[0]
+        # actions dict -> tuple of its values in seat order (KeyError if an agent is missing)
+        self._ids_in_seat_order = operator.itemgetter(*self.possible_agents)
         # reward baseline, game totals/calls/hands (shared with NertzGymEnv: episode.py)
         self._game = GameLedger(T, config.target_score, episode)
 
@@ -160,7 +167,7 @@ class NertzParallelEnv(ParallelEnv):
             eng.state.rng[0] = key
             eng.refresh_masks()
         self.agents = self.possible_agents[:]
-        self._applied = [False] * self.config.num_seats
+        self._applied = [0] * self.config.num_seats
         self._game.reset()
         return self._observe()
 
@@ -168,36 +175,65 @@ class NertzParallelEnv(ParallelEnv):
         agents = self.agents
         if not agents:
             raise ValueError("step() after the episode ended: call reset() first")
-        ids = list(actions.values())              # validate every action before any change
-        if not (list(actions) == self.possible_agents and set(map(type, ids)) == _INT_ONLY
-                and 0 <= min(ids) and max(ids) < N_ACTIONS):   # else the general path (any agents,
-            ids = self._action_ids(actions)           # None, numpy ids, errors)
+        try:                                      # the agents' actions in seat order
+            ids = self._ids_in_seat_order(actions)
+            fast = len(actions) == len(ids) and set(map(type, ids)) == _INT_ONLY \
+                and _ACTION_IDS.issuperset(ids)   # every agent, plain int ids in range
+        except (KeyError, TypeError):             # an agent left out; not a dict
+            fast = False
+        if not fast:                              # the general path: agents left out, None,
+            ids = self._action_ids(actions)       # numpy ids, and the errors
         eng = self._engine
-        eng.actions[0] = ids                      # validated: the engine's unchecked path
-        applied, scores, obs = eng.step_observe() # tick, R29 scores, every seat's view
-        self._applied = [x != 0 for x in applied[0].tolist()]
-        if eng.state.status[0] == PLAYING:        # the common step: the hand goes on
-            delta = self._game.playing_delta(scores[0].tolist())
+        self._write_ids(ids)                      # validated: the engine's unchecked path
+        # tick, R29 scores, every seat's view and mask (fresh arrays, ours to hand out)
+        summary, obs, masks = eng.step_observe()
+        row = summary[0].tolist()                 # status, tick, hand, applied[S], scores[T]
+        S = self._n_seats
+        self._applied = row[SUM_APPLIED:SUM_APPLIED + S]   # 1 = applied (infos give bools)
+        scores = row[SUM_APPLIED + S:]
+        if row[SUM_STATUS] == PLAYING:            # the common step: the hand goes on
+            team_rewards = self._playing_rewards(self._game.playing_delta(scores))
             terminated = truncated = False
-            team_rewards = self._playing_rewards(delta)
+            tick, hand = row[SUM_TICK], row[SUM_HAND]
         else:                                     # hand/game end, next hand (episode.py)
-            out = self._game.after_tick(eng, scores[0])
+            out = self._game.after_tick(eng, scores)
             terminated, truncated = out.terminated, out.truncated
             if out.hand_over and not (terminated or truncated):
-                obs = eng.observe()               # a game's next hand was dealt
+                obs = eng.observe().copy()        # a game's next hand was dealt
+                masks = eng.masks.copy()
             team_rewards = self._team_rewards(out.delta, out.win)
-        observations, infos, rewards = self._returns(obs, team_rewards)
+            tick, hand = eng.state.tick.item(0), eng.state.hand.item(0)
+        observations, infos, rewards = self._returns(obs[0], masks[0], tick, hand, team_rewards)
         terminations = dict.fromkeys(agents, terminated)
-        truncations = dict.fromkeys(agents, truncated)
+        truncations = terminations.copy() if truncated == terminated else \
+            dict.fromkeys(agents, truncated)
         if terminated or truncated:
             self.agents = []
         if self.render_mode == "human":
             self.render()
         return observations, rewards, terminations, truncations, infos
 
+    def _write_ids(self, ids) -> None:
+        """engine.actions[0] = ids (S valid ids) through a ctypes view of that row: a third of
+        numpy's cost for a short sequence of ints. The view is rebuilt after unpickling."""
+        view = self._actions_c
+        if view is None:
+            row = self._engine.actions[0]
+            view = np.ctypeslib.as_ctypes_type(row.dtype) * row.size
+            view = self._actions_c = view.from_buffer(row)
+        view[:] = ids
+
+    def __getstate__(self):
+        state = self.__dict__.copy()
+        state["_actions_c"] = None                # a ctypes view of a buffer: not picklable
+        return state
+
     def _action_ids(self, actions) -> list:
         """One validated id per seat (WAIT for an agent left out or given None); a ValueError
         naming the agent for an unknown agent or a bad action."""
+        if not isinstance(actions, Mapping):
+            raise ValueError(f"actions must be a dict {{agent: action id}}, got "
+                             f"{type(actions).__name__}")
         ids = list(self._wait_ids)
         seat_of = self._seat
         for agent, action in actions.items():
@@ -209,15 +245,15 @@ class NertzParallelEnv(ParallelEnv):
         return ids
 
     def _playing_rewards(self, delta: list) -> list:
-        """_team_rewards of a step within a hand (no winner yet), delta a list of ints: the
+        """_team_rewards of a step within a hand (no winner yet), delta a list of floats: the
         same floats without numpy."""
         if self.reward == "score":
-            return [float(d) for d in delta]
+            return delta
         T = self.config.num_teams
         if self.reward == "relative" and T > 1:
             total = sum(delta)
             return [d - (total - d) / (T - 1) for d in delta]
-        return self._team_rewards(np.array(delta, np.int64), None)
+        return self._team_rewards(np.array(delta), None)
 
     def _team_rewards(self, delta, win) -> list:
         """One float reward per team (module docstring, Rewards)."""
@@ -232,30 +268,41 @@ class NertzParallelEnv(ParallelEnv):
             team[win] = 1.0
         return team.tolist()
 
-    def _returns(self, obs_all, team_rewards=None):
-        """(observations, infos, rewards) of the live agents: fresh dicts, fresh arrays (the
-        engine's observation buffer and masks are copied once for all seats; each agent gets
-        row views of those copies)."""
-        obs = obs_all[0].copy()                   # the engine reuses its buffers
-        masks = self._engine.masks[0].copy()
-        s = self._engine.state
-        tick, hand = s.tick.item(0), s.hand.item(0)
-        parity = hand & 1
+    def _returns(self, obs, masks, tick, hand, team_rewards=None):
+        """(observations, infos, rewards) of the live agents: fresh dicts; obs [S, OBS_DIM]
+        and masks [S, N_ACTIONS] must be arrays no one else writes (each agent gets row views
+        of them)."""
         applied = self._applied
+        rows = self._hand_rows if hand == self._rows_hand else self._hand_rows_of(hand)
         agents = self.agents
-        rows = self._rows if agents == self.possible_agents else [self._row[a] for a in agents]
+        if agents != self.possible_agents:
+            rows = [r for r in rows if r[0] in agents]
         observations, infos, rewards = {}, {}, {}
-        for agent, seat, team, roles in rows:     # one pass: most of a step's Python time
+        for agent, seat, team, base in rows:      # one pass: most of a step's Python time
             mask = masks[seat]
             observations[agent] = {"observation": obs[seat], "action_mask": mask}
-            infos[agent] = {"team": team, "role": roles[parity], "applied": applied[seat],
-                            "tick": tick, "hand": hand, "action_mask": mask}
+            infos[agent] = dict(base, applied=applied[seat] == 1, tick=tick, action_mask=mask)
             if team_rewards is not None:
                 rewards[agent] = team_rewards[team]
         return observations, infos, rewards
 
+    def _hand_rows_of(self, hand: int) -> list:
+        """Per agent in seat order, for hand number `hand`: (agent, seat, team, base info):
+        the info dict's constant part (team, R4 role, hand), its other keys filled per step
+        (dict(base, ...) copies it, faster than a dict display of six keys)."""
+        self._hand_rows = [(agent, seat, team, {"team": team, "role": roles[hand & 1],
+                                                "applied": False, "tick": 0, "hand": hand,
+                                                "action_mask": None})
+                           for agent, seat, team, roles in self._rows]
+        self._rows_hand = hand
+        return self._hand_rows
+
     def _observe(self):
-        observations, infos, _ = self._returns(self._engine.observe())
+        """(observations, infos) of the current position, from copies of the engine's
+        buffers (it rewrites them)."""
+        eng = self._engine
+        observations, infos, _ = self._returns(eng.observe()[0].copy(), eng.masks[0].copy(),
+                                               eng.state.tick.item(0), eng.state.hand.item(0))
         return observations, infos
 
     def _role(self, seat, team, hand) -> str:

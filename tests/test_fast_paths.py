@@ -40,13 +40,23 @@ def test_engine_step_observe_matches_step_scores_observe(parallel):
             acts[:, 0] = rng.integers(0, 322, size=6)       # illegal ids too (penalized)
         prio = np.argsort(rng.random(acts.shape), axis=1) if t % 3 == 0 else None
         ref_applied = engs[0].step(acts, prio).copy()
-        ref = (ref_applied, engs[0].hand_scores(), engs[0].observe().copy())
-        checked = engs[1].step_observe(acts, prio)
+        st = engs[0].state
+        summary = np.column_stack([st.status, st.tick, st.hand, ref_applied,
+                                   engs[0].hand_scores()])
+        ref = (summary, engs[0].observe().copy(), engs[0].masks)
+        checked = [x.copy() for x in engs[1].step_observe(acts, prio)]
         engs[2].actions[:] = acts                          # the trusted path (validated outside)
         trusted = engs[2].step_observe(None, prio)
         for got in (checked, trusted):
             for a, b in zip(ref, got):
                 np.testing.assert_array_equal(a, b)
+        again = engs[2].step_observe(None)                 # obs and masks: fresh every call
+        assert again[1] is not trusted[1] and again[2] is not trusted[2]
+        assert not np.shares_memory(again[2], engs[2].masks)
+        engs[0].step(acts)                                 # (keep the twins in step)
+        engs[1].step_observe(acts)
+        for e in engs:                                     # a given order is for one tick
+            assert (e.priority[:, 0] == -1).all()
         for name, arr in engs[0].state._asdict().items():
             for other in engs[1:]:
                 np.testing.assert_array_equal(arr, getattr(other.state, name), err_msg=name)
@@ -82,7 +92,8 @@ def test_bound_kernels_survive_pickle_and_parallel_switch():
     for _ in range(3):                                     # the entry points are in use
         eng.step_observe(np.zeros((5, 4), np.int64))
     twin = pickle.loads(pickle.dumps(eng))
-    assert twin._step_observe.args[0] is twin.state and twin._step.entry is None
+    assert twin._step_observe.args[0] is twin.state
+    assert twin._step.call.__func__ is type(twin._step)._first_call   # entry point rebuilt
     twin.parallel = True                                   # rebinds the prange kernels
     acts = np.ones((5, 4), np.int64)
     a = [x.copy() for x in eng.step_observe(acts)]

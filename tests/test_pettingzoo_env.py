@@ -382,7 +382,9 @@ def test_numpy_action_types_and_render_modes():
 def test_in_play_step_returns_what_the_helpers_build(kw):
     """A step within a hand returns the rewards of the change in Table.hand_scores()
     (_team_rewards, numpy) although step() builds them from plain lists, the observations and
-    infos _returns builds over the engine's buffers, and fresh dicts and arrays every step."""
+    infos _returns builds over the engine's buffers (observe(), masks, tick and hand: the
+    fused kernel's fresh arrays and summary row agree with them), and fresh dicts and arrays
+    every step."""
     env = nertz_v0.parallel_env(**kw)
     obs, _ = env.reset(seed=4)
     rng = np.random.default_rng(1)
@@ -397,7 +399,9 @@ def test_in_play_step_returns_what_the_helpers_build(kw):
         scores = np.array(env.table.hand_scores())
         team = env._team_rewards(scores - prev, None)
         prev = scores
-        want_obs, want_infos, want_rew = env._returns(env.engine.observe(), team)
+        eng = env.engine                 # the engine's own buffers, written by other kernels
+        want_obs, want_infos, want_rew = env._returns(
+            eng.observe()[0], eng.masks[0], eng.state.tick.item(0), eng.state.hand.item(0), team)
         assert data_equivalence(obs, want_obs) and data_equivalence(infos, want_infos)
         assert rew == want_rew and all(type(r) is float for r in rew.values())
         assert term == dict.fromkeys(env.agents, False) == trunc and term is not trunc

@@ -226,19 +226,44 @@ from .scoring import write_hand_scores  # noqa: E402
 from .tick import step_table  # noqa: E402
 
 
+# Engine.step_observe's summary row per table (int64): what the PettingZoo env reads after a
+# tick, so that one .tolist() gives it all: status, tick, hand, applied per seat (1 = took
+# effect), then the R29 hand score per team.
+SUM_STATUS, SUM_TICK, SUM_HAND, SUM_APPLIED = 0, 1, 2, 3
+
+
+def summary_width(n_seats: int, n_teams: int) -> int:
+    return SUM_APPLIED + n_seats + n_teams
+
+
 @njit(cache=True, error_model="numpy", _nrt=False)
-def step_observe_range(st, prm, scr, actions, priority, masks, applied, scores, obs, lo, hi):
-    """step_table at tables lo..hi, then scores[e] (R29) and obs[e, s] of every seat."""
+def step_observe_range(st, prm, scr, actions, priority, masks, applied, scores, summary, lo, hi,
+                       obs, masks_out):
+    """step_table at tables lo..hi, then scores[e] (R29), the summary row summary[e], obs[e, s]
+    of every seat and a copy of the new masks[e] in masks_out[e]. obs and masks_out come last:
+    the engine passes fresh arrays each call (Engine.step_observe) after the arguments it
+    binds once."""
+    S, T = prm.n_seats, prm.n_teams
     for e in range(lo, hi):
         step_table(st, prm, scr, e, actions, priority, masks, applied)
         write_hand_scores(st, prm, e, scores, e)
+        summary[e, SUM_STATUS] = st.status[e]
+        summary[e, SUM_TICK] = st.tick[e]
+        summary[e, SUM_HAND] = st.hand[e]
+        for s in range(S):
+            summary[e, SUM_APPLIED + s] = applied[e, s]
+        for t in range(T):
+            summary[e, SUM_APPLIED + S + t] = scores[e, t]
         write_table_observations(st, prm, scr, e, obs)
+        for s in range(S):
+            copy_part(masks_out[e, s], masks[e, s], 0, masks.shape[2], 0)
 
 
 @njit(cache=True, parallel=True, error_model="numpy")
-def step_observe_batch(st, prm, scr, actions, priority, masks, applied, scores, obs):
+def step_observe_batch(st, prm, scr, actions, priority, masks, applied, scores, summary, obs,
+                       masks_out):
     E = st.tick.shape[0]
     k = min(E, 64)
     for c in prange(k):
-        step_observe_range(st, prm, scr, actions, priority, masks, applied, scores, obs,
-                           c * E // k, (c + 1) * E // k)
+        step_observe_range(st, prm, scr, actions, priority, masks, applied, scores, summary,
+                           c * E // k, (c + 1) * E // k, obs, masks_out)

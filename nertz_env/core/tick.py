@@ -75,10 +75,12 @@ def end_tick(nertz_n, stream_n, turnovers, callers, status, tick, e, n_teams, au
 @njit(cache=True, error_model="numpy", _nrt=False)
 def step_table(st, prm, scr, e, actions, priority, masks, applied):
     """One tick at table e. actions: [E, S] action ids; priority: [E, S], a permutation of
-    seats, or -1 in column 0 to draw one; masks: [E, S, N_ACTIONS], the legal moves of the
+    seats, or -1 in column 0 to draw one (a given order is used once: column 0 is set back
+    to -1); masks: [E, S, N_ACTIONS], the legal moves of the
     current position (rewritten for the new one); applied: [E, S] out, 1 = took effect."""
     S = prm.n_seats
     if st.status[e] != PLAYING:
+        priority[e, 0] = -1                   # a given order is for this tick only
         for s in range(S):
             applied[e, s] = 0
         return
@@ -155,9 +157,10 @@ def step_table(st, prm, scr, e, actions, priority, masks, applied):
     # ---- the order of this tick (R22)
     if priority[e, 0] < 0:
         draw_order(st.rng, scr.order, e, S)
-    else:
+    else:                                     # a given order: for this tick only
         for s in range(S):
             scr.order[e, s] = priority[e, s]
+        priority[e, 0] = -1
 
     # ---- step 3: resolve in order (D14); ok = the move took effect
     for k in range(S):
