@@ -132,11 +132,9 @@ class NertzParallelEnv(ParallelEnv):
         self._applied = [0] * S                   # per seat: 1 = the last tick applied its move
         self._wait_ids = [WAIT] * S
         # per agent, precomputed once: (agent, seat, team, (role in even hands, in odd hands))
-        self._row = {a: (a, s, self._agent_team[a],
-                         (self._role(s, self._agent_team[a], 0),
-                          self._role(s, self._agent_team[a], 1)))
-                     for a, s in self._seat.items()}
-        self._rows = [self._row[a] for a in self.possible_agents]
+        self._rows = [(a, s, self._agent_team[a],
+                       (self._role(s, self._agent_team[a], 0), self._role(s, self._agent_team[a], 1)))
+                      for a, s in self._seat.items()]
         self._hand_rows, self._rows_hand = None, None    # _hand_rows_of: per hand number
         self._n_seats = S
         self._actions_c = None                    # _write_ids: ctypes view of engine.actions[0]
