@@ -383,7 +383,7 @@ def main(argv=None) -> dict:
               f"{'unit':20s} {'min - max':>21s}  command")
         for name, b, unit, runs in env_rows:
             spread = f"{runs[0]:,.0f} - {runs[-1]:,.0f}" if len(runs) > 1 else ""
-            print(f"{name:48s} {b:5d} {runs[len(runs) // 2]:20,.0f} {unit:20s} {spread:>21s}  "
+            print(f"{name:48s} {b:5d} {float(np.median(runs)):20,.0f} {unit:20s} {spread:>21s}  "
                   f"{command}")
     if "parallel_env_ratio" in result:
         q1, q3 = result["parallel_env_ratio_iqr"]

@@ -136,6 +136,7 @@ class NertzParallelEnv(ParallelEnv):
                        (self._role(s, self._agent_team[a], 0), self._role(s, self._agent_team[a], 1)))
                       for a, s in self._seat.items()]
         self._hand_rows, self._rows_hand = None, None    # _hand_rows_of: per hand number
+        self._all_false = dict.fromkeys(self.possible_agents, False)
         self._n_seats = S
         self._actions_c = None                    # _write_ids: ctypes view of engine.actions[0]
         # actions dict -> tuple of its values in seat order (KeyError if an agent is missing)
@@ -202,9 +203,11 @@ class NertzParallelEnv(ParallelEnv):
             team_rewards = self._team_rewards(out.delta, out.win)
             tick, hand = eng.state.tick.item(0), eng.state.hand.item(0)
         observations, infos, rewards = self._returns(obs[0], masks[0], tick, hand, team_rewards)
-        terminations = dict.fromkeys(agents, terminated)
-        truncations = terminations.copy() if truncated == terminated else \
-            dict.fromkeys(agents, truncated)
+        if terminated or truncated or agents != self.possible_agents:
+            terminations = dict.fromkeys(agents, terminated)
+            truncations = dict.fromkeys(agents, truncated)
+        else:                                     # the common step: copies of one dict
+            terminations, truncations = self._all_false.copy(), self._all_false.copy()
         if terminated or truncated:
             self.agents = []
         if self.render_mode == "human":
