@@ -244,7 +244,8 @@ class NertzGymEnv(gymnasium.Env):
             self._ended = (out.terminated, out.truncated)
         if self.render_mode == "human":
             self.render()
-        info = self._info()
+        # in play, the R29 scores after_tick just computed are the info's (a new hand: its own)
+        info = self._info(None if out.hand_over else self._game.prev)
         if self.episode == "game" and out.hand_over:
             info["final_scores"] = [int(x) for x in out.final_scores]
             if out.win is not None:
@@ -327,14 +328,17 @@ class NertzGymEnv(gymnasium.Env):
         """The learner's observation only (Engine.observe(seat): 1/S of every seat's)."""
         return self.engine.observe(self.learner_seat)[0, 0].copy()
 
-    def _info(self) -> dict:
+    def _info(self, scores=None) -> dict:
+        """scores: table 0's R29 scores if the caller has them for the current position."""
         eng = self.engine
+        if scores is None:
+            scores = eng.hand_scores()[0]
         return {
             "action_mask": self.action_masks(),
             "applied": self._applied,
             "tick": int(eng.state.tick[0]),
             "team": self.team,
             "seat": self.learner_seat,
-            "hand_scores": [int(x) for x in eng.hand_scores()[0]],
+            "hand_scores": [int(x) for x in scores],
             "hand": int(eng.state.hand[0]),
         } | ({"totals": [int(x) for x in self._game.totals]} if self.episode == "game" else {})

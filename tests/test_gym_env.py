@@ -371,3 +371,20 @@ def test_gymnasium_check_env_rgb_array(kw):
     img = env.render()
     assert img.shape == picture_shape(kw["num_teams"]) and img.dtype == np.uint8
     env.close()
+
+
+def test_info_hand_scores_follow_the_table_every_step_of_a_game():
+    """info["hand_scores"] is the current position's R29 scores on every step: in play (taken
+    from the reward's computation), at a hand's end, and on a game's newly dealt hand."""
+    env = NertzGymEnv(num_teams=2, episode="game", max_ticks=25, target_score=5)
+    _, info = env.reset(seed=3)
+    rng = np.random.default_rng(0)
+    hands_seen = {info["hand"]}
+    for _ in range(400):
+        legal = np.flatnonzero(info["action_mask"])
+        _, _, term, trunc, info = env.step(int(rng.choice(legal)))
+        assert info["hand_scores"] == env.table.hand_scores()
+        hands_seen.add(info["hand"])
+        if term or trunc:
+            break
+    assert len(hands_seen) >= 2                          # a new hand was dealt on the way
