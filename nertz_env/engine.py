@@ -125,11 +125,11 @@ class Engine:
             self.np_random = np.random.default_rng(seed)
         self.state.rng[:] = self.np_random.integers(0, 2**63, size=self.n_tables, dtype=np.uint64)
         hands = self._hands(hands)
-        if self.parallel:
-            deal_seeded_batch(self.state, self.params, self.scratch, self._all, hands, self.masks)
+        if self.parallel:       # (the prange kernel takes no decks / seeded flag: _run's shape
+            deal_seeded_batch(*self._common(), self._all, hands, self.masks)   # does not fit)
         else:
-            deal_range(self.state, self.params, self.scratch, self._all, self.scratch.decks,
-                        hands, self.masks, True, 0, self.n_tables)
+            deal_range(*self._common(), self._all, self.scratch.decks, hands, self.masks, True,
+                       0, self.n_tables)
 
     def deal(self, decks, hands=None) -> None:
         """Deal every table from explicit deck orders, decks[e, t] a permutation of 0..51
@@ -144,10 +144,10 @@ class Engine:
             raise ValueError(f"decks[{e}, {t}] is not a permutation of the card ids 0..51")
         decks, hands = decks.astype(np.int8), self._hands(hands)
         if self.parallel:
-            deal_batch(self.state, self.params, self.scratch, self._all, decks, hands, self.masks)
+            deal_batch(*self._common(), self._all, decks, hands, self.masks)
         else:
-            deal_range(self.state, self.params, self.scratch, self._all, decks, hands,
-                        self.masks, False, 0, self.n_tables)
+            deal_range(*self._common(), self._all, decks, hands, self.masks, False, 0,
+                       self.n_tables)
 
     def _hands(self, hands):
         if hands is None:
@@ -159,10 +159,7 @@ class Engine:
 
     def refresh_masks(self) -> None:
         """Rewrite every mask after the state was written from outside (layouts, set_state)."""
-        if self.parallel:
-            write_masks_batch(self.state, self.params, self.scratch, self.masks)
-        else:
-            masks_range(self.state, self.params, self.scratch, self.masks, 0, self.n_tables)
+        self._run(write_masks_batch, masks_range, self.masks)
 
     # ------------------------------------------------------------------ play
     def step(self, actions, priority=None) -> np.ndarray:
@@ -207,6 +204,15 @@ class Engine:
 
     def _common(self) -> tuple:
         return self.state, self.params, self.scratch
+
+    def _run(self, batch_kernel, range_kernel, *args) -> None:
+        """One call (through numba's dispatcher) of the prange kernel or the serial one over
+        all tables: batch_kernel(state, params, scratch, *args) or range_kernel(..., *args,
+        0, n_tables). For the rarer calls; the per-step ones are bound (_bind)."""
+        if self.parallel:
+            batch_kernel(*self._common(), *args)
+        else:
+            range_kernel(*self._common(), *args, 0, self.n_tables)
 
     def _bind_observe(self) -> None:
         if self._obs is None:
@@ -271,11 +277,7 @@ class Engine:
                 raise ValueError(f"seat={seat!r}: seats are 0..{self.config.num_seats - 1}")
             if self._seat_obs is None:
                 self._seat_obs = np.zeros((self.n_tables, 1, OBS_DIM), np.float32)
-            if self.parallel:
-                observe_seat_batch(self.state, self.params, self.scratch, self._seat_obs, seat)
-            else:
-                observe_seat_range(self.state, self.params, self.scratch, self._seat_obs, seat,
-                                   0, self.n_tables)
+            self._run(observe_seat_batch, observe_seat_range, self._seat_obs, seat)
             return self._seat_obs
         if self._observe is None:
             self._bind_observe()
