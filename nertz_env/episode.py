@@ -42,6 +42,25 @@ def check_reward(reward: str, episode: str, rewards=REWARDS) -> None:
                          f"episode='game' (got episode={episode!r})")
 
 
+def team_rewards(reward: str, delta, win) -> list:
+    """One float reward per team for one tick (the envs' Rewards docstring sections): delta
+    the change of every team's R29 hand score (int array [T]), win the winning team of a game
+    that just ended, else None. "score": delta; "relative": delta minus the mean of the other
+    teams'; "win": +1 for the winner, -1 for every other team, 0 before a game's end. (The
+    vector env computes the same inside numba: core/batch.py, tested against this.)"""
+    delta = np.asarray(delta)
+    T = delta.size
+    if reward == "score":
+        return delta.astype(np.float64).tolist()
+    if reward == "relative":                     # (RulesConfig: 2 teams or more)
+        return (delta - (delta.sum() - delta) / (T - 1)).tolist()
+    team = np.zeros(T)
+    if win is not None:
+        team[:] = -1.0
+        team[win] = 1.0
+    return team.tolist()
+
+
 @dataclass
 class TickOutcome:
     """What the tick just played means for the episode."""

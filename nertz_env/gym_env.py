@@ -138,7 +138,7 @@ from .core.observe import OBS_DIM
 from .core.state import copy_table
 from .engine import Engine
 from .episode import (EPISODES, REWARDS, GameLedger, check_reward, env_config, load_snapshot,
-                      take_snapshot)
+                      take_snapshot, team_rewards)
 from .layout import OVER_TRUNCATED, PLAYING
 from .opponents import FrozenPolicy, as_opponent
 from .render_rgb import render_rgb
@@ -233,13 +233,7 @@ class NertzGymEnv(gymnasium.Env):
         applied = eng.step(acts)
         self._applied = bool(applied[0, self.learner_seat])
         out = self._game.after_tick(eng)         # hand/game end, next hand (episode.py)
-        if self.reward_kind == "win":
-            reward = 0.0 if out.win is None else (1.0 if out.win == self.team else -1.0)
-        else:
-            delta = out.delta
-            reward = float(delta[self.team])
-            if self.reward_kind == "relative" and self.config.num_teams > 1:
-                reward -= float((delta.sum() - delta[self.team]) / (self.config.num_teams - 1))
+        reward = team_rewards(self.reward_kind, out.delta, out.win)[self.team]
         if out.terminated or out.truncated:
             self._ended = (out.terminated, out.truncated)
         if self.render_mode == "human":

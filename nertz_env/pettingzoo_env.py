@@ -71,7 +71,8 @@ from .config import RulesConfig
 from .core.observe import OBS_DIM, SUM_APPLIED, SUM_HAND, SUM_STATUS, SUM_TICK
 from .core.state import NertzState, copy_table
 from .engine import Engine
-from .episode import GameLedger, check_reward, env_config, load_snapshot, take_snapshot
+from .episode import (GameLedger, check_reward, env_config, load_snapshot, take_snapshot,
+                      team_rewards)
 from .game import MAX_HANDS
 from .layout import PLAYING
 from .render_rgb import render_rgb
@@ -246,28 +247,19 @@ class NertzParallelEnv(ParallelEnv):
         return ids
 
     def _playing_rewards(self, delta: list) -> list:
-        """_team_rewards of a step within a hand (no winner yet), delta a list of floats: the
-        same floats without numpy."""
+        """episode.team_rewards of a step within a hand (no winner yet), delta a list of
+        floats: the same floats without numpy (tests compare the two)."""
         if self.reward == "score":
             return delta
         T = self.config.num_teams
-        if self.reward == "relative" and T > 1:
+        if self.reward == "relative":
             total = sum(delta)
             return [d - (total - d) / (T - 1) for d in delta]
-        return self._team_rewards(np.array(delta), None)
+        return [0.0] * T                          # "win": nothing before a game's end
 
     def _team_rewards(self, delta, win) -> list:
-        """One float reward per team (module docstring, Rewards)."""
-        if self.reward == "score":
-            return delta.astype(np.float64).tolist()
-        T = self.config.num_teams
-        if self.reward == "relative":
-            return (delta - (delta.sum() - delta) / (T - 1)).tolist()
-        team = np.zeros(T)
-        if win is not None:
-            team[:] = -1.0
-            team[win] = 1.0
-        return team.tolist()
+        """One float reward per team (module docstring, Rewards): episode.team_rewards."""
+        return team_rewards(self.reward, delta, win)
 
     def _returns(self, obs, masks, tick, hand, team_rewards=None):
         """(observations, infos, rewards) of the live agents: fresh dicts; obs [S, OBS_DIM]

@@ -15,6 +15,7 @@ from gymnasium.utils.env_checker import data_equivalence
 import nertz_env
 from nertz_env.actions import N_ACTIONS
 from nertz_env.core.observe import OBS_DIM
+from nertz_env.episode import team_rewards
 from nertz_env.gym_vector import NertzGymVectorEnv
 
 try:
@@ -130,9 +131,7 @@ def test_rewards_sum_to_each_finished_hands_score_and_autoreset(kw, reward):
             assert final_obs.shape == (OBS_DIM,) and final_obs.dtype == np.float32
             assert env.single_observation_space.contains(final_obs)
             assert not np.array_equal(final_obs, obs[e])   # obs[e] is the new hand's
-            want = float(scores[e, me])
-            if reward == "relative":
-                want -= (scores[e].sum() - scores[e, me]) / (len(scores[e]) - 1)
+            want = team_rewards(reward, scores[e], None)[me]          # the envs' formula
             assert running[e] == pytest.approx(want, abs=1e-9), (e, scores[e])
             running[e] = 0
         # SAME_STEP: the re-dealt table is at tick 0 of its next hand already

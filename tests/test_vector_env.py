@@ -10,6 +10,7 @@ pytest.importorskip("stable_baselines3")
 from stable_baselines3.common.vec_env import VecEnv  # noqa: E402
 
 from nertz_env.actions import N_ACTIONS  # noqa: E402
+from nertz_env.episode import team_rewards  # noqa: E402
 from nertz_env.core.observe import OBS_DIM  # noqa: E402
 from nertz_env.vector import NertzVecEnv  # noqa: E402
 
@@ -101,9 +102,7 @@ def test_rewards_sum_to_each_finished_hands_score(kw, reward):
         running += rewards
         for e in np.flatnonzero(dones):
             final = infos[e]["final_scores"]
-            want = final[me]
-            if reward == "relative":
-                want -= (sum(final) - final[me]) / (len(final) - 1)
+            want = team_rewards(reward, np.array(final), None)[me]   # the envs' formula
             assert running[e] == pytest.approx(want, abs=1e-4), (e, infos[e])  # float32 rewards
             assert infos[e]["terminal_observation"].shape == (OBS_DIM,)
             truncated += infos[e]["TimeLimit.truncated"]
