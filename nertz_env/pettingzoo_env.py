@@ -139,7 +139,7 @@ class NertzParallelEnv(ParallelEnv):
         self._hand_rows, self._rows_hand = None, None    # _hand_rows_of: per hand number
         self._all_false = dict.fromkeys(self.possible_agents, False)
         self._n_seats = S
-        self._actions_c = None                    # _write_ids: ctypes view of engine.actions[0]
+        self._actions_c = None                    # _actions_view: ctypes view of actions[0]
         # actions dict -> tuple of its values in seat order (KeyError if an agent is missing)
         self._ids_in_seat_order = operator.itemgetter(*self.possible_agents)
         # reward baseline, game totals/calls/hands (shared with NertzGymEnv: episode.py)
@@ -184,7 +184,10 @@ class NertzParallelEnv(ParallelEnv):
         if not fast:                              # the general path: agents left out, None,
             ids = self._action_ids(actions)       # numpy ids, and the errors
         eng = self._engine
-        self._write_ids(ids)                      # validated: the engine's unchecked path
+        view = self._actions_c                    # validated: the engine's unchecked path
+        if view is None:
+            view = self._actions_view()
+        view[:] = ids                             # engine.actions[0] = ids
         # tick, R29 scores, every seat's view and mask (fresh arrays, ours to hand out)
         summary, obs, masks = eng.step_observe()
         row = summary[0].tolist()                 # status, tick, hand, applied[S], scores[T]
@@ -192,7 +195,9 @@ class NertzParallelEnv(ParallelEnv):
         self._applied = row[SUM_APPLIED:SUM_APPLIED + S]   # 1 = applied (infos give bools)
         scores = row[SUM_APPLIED + S:]
         if row[SUM_STATUS] == PLAYING:            # the common step: the hand goes on
-            team_rewards = self._playing_rewards(self._game.playing_delta(scores))
+            team_rewards = self._game.playing_delta(scores)
+            if self.reward != "score":
+                team_rewards = self._playing_rewards(team_rewards)
             terminated = truncated = False
             tick, hand = row[SUM_TICK], row[SUM_HAND]
         else:                                     # hand/game end, next hand (episode.py)
@@ -215,15 +220,14 @@ class NertzParallelEnv(ParallelEnv):
             self.render()
         return observations, rewards, terminations, truncations, infos
 
-    def _write_ids(self, ids) -> None:
-        """engine.actions[0] = ids (S valid ids) through a ctypes view of that row: a third of
-        numpy's cost for a short sequence of ints. The view is rebuilt after unpickling."""
-        view = self._actions_c
-        if view is None:
-            row = self._engine.actions[0]
-            view = np.ctypeslib.as_ctypes_type(row.dtype) * row.size
-            view = self._actions_c = view.from_buffer(row)
-        view[:] = ids
+    def _actions_view(self):
+        """A ctypes array over engine.actions[0]: `view[:] = ids` writes S valid ids at a
+        third of numpy's cost for a short sequence of ints. Built on first use, dropped when
+        pickled (a ctypes view of a buffer is not picklable) and rebuilt after."""
+        row = self._engine.actions[0]
+        view = np.ctypeslib.as_ctypes_type(row.dtype) * row.size
+        self._actions_c = view.from_buffer(row)
+        return self._actions_c
 
     def __getstate__(self):
         state = self.__dict__.copy()
