@@ -181,3 +181,29 @@ def test_threading_layer_default_respects_the_user():
     out = subprocess.run([sys.executable, "-c", code], env={**env, "NUMBA_THREADING_LAYER": "omp"},
                          capture_output=True, text=True, check=True)
     assert out.stdout.split()[-1] == "omp"
+
+
+def test_step_observe_recycles_only_unreferenced_out_arrays():
+    """Engine.step_observe's obs/masks: an array someone still references (itself or through a
+    view, as the ParallelEnv hands them out) is never written again; once every reference is
+    gone the engine may hand the same array back, written in full for the new position."""
+    cfg = RulesConfig(num_teams=4, illegal_move="penalize")
+    eng, ref = Engine(cfg, n_tables=1, seed=2), Engine(cfg, n_tables=1, seed=2)
+    eng.reset(), ref.reset()
+    rng = np.random.default_rng(0)
+    kept, seen, recycled = [], set(), 0
+    for t in range(60):
+        acts = random_legal(rng, ref.masks)
+        ref.step(acts)
+        _, obs, masks = eng.step_observe(acts)
+        np.testing.assert_array_equal(obs, ref.observe())          # every element rewritten
+        np.testing.assert_array_equal(masks, ref.masks)
+        recycled += id(obs) in seen
+        seen.add(id(obs))
+        if t % 4 == 0:                                  # keep some: a view, or the mask array
+            kept.append((obs[0, 1] if t % 8 == 0 else masks, obs[0, 1].copy() if t % 8 == 0
+                         else masks.copy()))
+        del obs, masks
+        for held, snapshot in kept:                     # what is referenced never changes
+            np.testing.assert_array_equal(held, snapshot)
+    assert recycled > 20                                # dropped arrays did come back
