@@ -85,7 +85,7 @@ RULE_FIELDS = tuple(f.name for f in dataclasses.fields(RulesConfig) if f.init)
 # state(): every state array but the generator key (rng), then the game's totals and calls
 _STATE_FIELDS = tuple(f for f in NertzState._fields if f != "rng")
 _BIG = float(np.finfo(np.float32).max)
-_INT_ONLY = {int}                         # the fast path's action types: plain ints only
+_INT_ONLY = frozenset({int})              # the fast path's action types: plain ints only
 _ACTION_IDS = frozenset(range(N_ACTIONS))  # ... and values
 
 
@@ -177,7 +177,7 @@ class NertzParallelEnv(ParallelEnv):
             raise ValueError("step() after the episode ended: call reset() first")
         try:                                      # the agents' actions in seat order
             ids = self._ids_in_seat_order(actions)
-            fast = len(actions) == len(ids) and set(map(type, ids)) == _INT_ONLY \
+            fast = len(actions) == len(ids) and _INT_ONLY.issuperset(map(type, ids)) \
                 and _ACTION_IDS.issuperset(ids)   # every agent, plain int ids in range
         except (KeyError, TypeError):             # an agent left out; not a dict
             fast = False

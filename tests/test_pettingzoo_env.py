@@ -362,6 +362,18 @@ def test_bad_action_ids(action, part):
     assert env.table.layout() == before
     with pytest.raises(ValueError, match="player_7"):
         env.step({"player_7": 0})
+    # every agent given (the fast path's shape): a bad id still reaches the general path's
+    # error, including values equal to a valid id (1.0, True) that only their type rules out
+    full = dict.fromkeys(env.possible_agents, 0)
+    with pytest.raises(ValueError, match="player_1") as info:
+        env.step({**full, "player_1": action})
+    assert part in str(info.value)
+    for equal_to_an_id in (1.0, True, np.float64(3.0)):
+        with pytest.raises(ValueError, match="player_1"):
+            env.step({**full, "player_1": equal_to_an_id})
+    with pytest.raises(ValueError, match="dict"):
+        env.step(list(full.values()))
+    assert env.table.layout() == before
 
 
 def test_numpy_action_types_and_render_modes():
