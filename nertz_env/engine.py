@@ -20,7 +20,6 @@ table, seat and action.
 from __future__ import annotations
 
 import functools
-from sys import getrefcount
 
 import numpy as np
 
@@ -37,7 +36,6 @@ from .layout import DECK, OVER_TRUNCATED, PLAYING
 
 PARALLEL_MIN_TABLES = 256
 _FLOAT32, _INT8 = np.dtype(np.float32), np.dtype(np.int8)
-_RING = 3                 # step_observe's recycled output arrays: calls remembered
 
 
 class _Bound:
@@ -179,13 +177,8 @@ class Engine:
         int8). summary[e] is table e's status, tick, hand, applied per seat (1 = took effect),
         R29 score per team (columns SUM_* of core/observe.py); a buffer of the engine, rewritten
         by the next call (`applied` and the scores are in their usual buffers too). obs and
-        masks are arrays the kernel wrote in full, the caller's to keep or hand out (masks is a
-        copy of `self.masks`, which the engine goes on using): they are never written again
-        while anything references them (or a view of them). The engine recycles the arrays of
-        an earlier call only when nothing else holds a reference any more (CPython's reference
-        count, over a ring of _RING calls), which saves the allocation and keeps the memory
-        warm in the cache: in a loop that drops each step's observations, the same few arrays
-        come back. (A weak reference does not count: keep a real one.) actions=None: the caller has
+        masks are fresh arrays the kernel wrote, the caller's to keep or hand out (masks is a
+        copy of `self.masks`, which the engine goes on using). actions=None: the caller has
         already written valid ids (0..N_ACTIONS-1) into `self.actions` (an env that validated
         them per agent); the shape/range checks are skipped, the R31 check of
         illegal_move="raise" still runs."""
@@ -198,16 +191,21 @@ class Engine:
             self._load(actions, priority)
         if self._step_observe is None:
             self._bind_observe()
-        k = self._ring_next                       # out arrays: recycled if unreferenced
-        # (3 references = the ring's list, the local name, getrefcount's argument; every view
-        # handed out holds one more on its base array)
-        self._ring_next = (k + 1) % _RING
-        obs, masks = self._ring_obs[k], self._ring_masks[k]
-        if getrefcount(obs) != 3 or getrefcount(masks) != 3:   # ring + local + argument
-            obs = self._ring_obs[k] = np.empty(self._obs_shape, _FLOAT32)
-            masks = self._ring_masks[k] = np.empty(self._masks_shape, _INT8)
+        obs = np.empty(self._obs_shape, _FLOAT32)
+        masks = np.empty(self._masks_shape, _INT8)
         self._step_observe.call(obs, masks)
         return self._summary, obs, masks
+
+    def _step_observe_into(self, obs, masks) -> np.ndarray:
+        """step_observe(None) writing into arrays the caller passes: float32 obs of shape
+        [B, S, OBS_DIM] and int8 masks [B, S, N_ACTIONS], C-contiguous, from an earlier call's
+        shapes (not checked: the ParallelEnv's recycled buffers). Returns summary."""
+        if self._step_observe is None:
+            self._bind_observe()
+        if self._raise_illegal:
+            self._check_legal(self.actions)
+        self._step_observe.call(obs, masks)
+        return self._summary
 
     def _bind(self, batch_kernel, range_kernel, *args) -> _Bound:
         """The prange or the serial kernel (self.parallel) over all tables with these args."""
@@ -234,8 +232,6 @@ class Engine:
             self._scores = np.zeros((self.n_tables, T), np.int64)
             self._summary = np.zeros((self.n_tables, summary_width(S, T)), np.int64)
             self._obs_shape, self._masks_shape = self._obs.shape, self.masks.shape
-            self._ring_obs, self._ring_masks = [None] * _RING, [None] * _RING
-            self._ring_next = 0
         self._observe = self._bind(observe_batch, observe_range, self._obs)
         # obs and masks out are fresh arrays per call, passed after the bound arguments
         args = (self.actions, self.priority, self.masks, self.applied, self._scores, self._summary)

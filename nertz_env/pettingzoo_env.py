@@ -20,6 +20,10 @@ an id outside 0..321 is a ValueError naming the agent and the id.
 `Dict({"observation": Box(-1, 1, (OBS_DIM,), float32), "action_mask": Box(0, 1, (322,), int8)})`:
 the flat vector of `nertz_env/core/observe.py` (its docstring tables the segments; face-down
 cards never appear) and the agent's legal moves. The same mask is in `infos[agent]["action_mask"]`.
+The arrays are the env's own and never change while anything references them (keep them, or
+a view of them, as long as you like); the env reuses an array only once every reference to
+it is gone (CPython reference counts), so a loop that drops each step's observations
+allocates nothing.
 
 ## Rewards (`reward=`)
 - `"score"`: each step, the change of the agent's team hand score (R29, `Engine.hand_scores`)
@@ -61,6 +65,7 @@ from __future__ import annotations
 import dataclasses
 import operator
 from collections.abc import Mapping
+from sys import getrefcount
 
 import numpy as np
 from gymnasium import logger, spaces
@@ -87,6 +92,7 @@ _STATE_FIELDS = tuple(f for f in NertzState._fields if f != "rng")
 _BIG = float(np.finfo(np.float32).max)
 _INT_ONLY = frozenset({int})              # the fast path's action types: plain ints only
 _ACTION_IDS = frozenset(range(N_ACTIONS))  # ... and values
+_SLOTS = 3                                 # recycled output slots (_new_slot)
 
 
 class NertzParallelEnv(ParallelEnv):
@@ -140,6 +146,7 @@ class NertzParallelEnv(ParallelEnv):
         self._all_false = dict.fromkeys(self.possible_agents, False)
         self._n_seats = S
         self._actions_c = None                    # _actions_view: ctypes view of actions[0]
+        self._slots, self._slot_next, self._slot_refs = [None] * _SLOTS, 0, None  # _new_slot
         # actions dict -> tuple of its values in seat order (KeyError if an agent is missing)
         self._ids_in_seat_order = operator.itemgetter(*self.possible_agents)
         # reward baseline, game totals/calls/hands (shared with NertzGymEnv: episode.py)
@@ -188,9 +195,17 @@ class NertzParallelEnv(ParallelEnv):
         if view is None:
             view = self._actions_view()
         view[:] = ids                             # engine.actions[0] = ids
-        # tick, R29 scores, every seat's view and mask (fresh arrays, ours to hand out)
-        summary, obs, masks = eng.step_observe()
-        row = summary[0].tolist()                 # status, tick, hand, applied[S], scores[T]
+        # tick, R29 scores, every seat's view and mask, into arrays no one else references
+        k = self._slot_next
+        self._slot_next = (k + 1) % _SLOTS
+        slot = self._slots[k]
+        if slot is None or getrefcount(slot[0]) != self._slot_refs[0] \
+                or getrefcount(slot[1]) != self._slot_refs[1] \
+                or list(map(getrefcount, slot[2])) != self._slot_refs[2]:
+            slot = self._new_slot(k)
+        row = eng._step_observe_into(slot[0], slot[1])[0].tolist()
+        arrays = slot[2]                          # per seat: observation row, then mask row
+        # row: status, tick, hand, applied[S], scores[T]
         S = self._n_seats
         self._applied = row[SUM_APPLIED:SUM_APPLIED + S]   # 1 = applied (infos give bools)
         scores = row[SUM_APPLIED + S:]
@@ -204,11 +219,10 @@ class NertzParallelEnv(ParallelEnv):
             out = self._game.after_tick(eng, scores)
             terminated, truncated = out.terminated, out.truncated
             if out.hand_over and not (terminated or truncated):
-                obs = eng.observe().copy()        # a game's next hand was dealt
-                masks = eng.masks.copy()
+                arrays = self._copied_rows()      # a game's next hand was dealt
             team_rewards = self._team_rewards(out.delta, out.win)
             tick, hand = eng.state.tick.item(0), eng.state.hand.item(0)
-        observations, infos, rewards = self._returns(obs[0], masks[0], tick, hand, team_rewards)
+        observations, infos, rewards = self._returns(arrays, tick, hand, team_rewards)
         if terminated or truncated or agents != self.possible_agents:
             terminations = dict.fromkeys(agents, terminated)
             truncations = dict.fromkeys(agents, truncated)
@@ -232,6 +246,7 @@ class NertzParallelEnv(ParallelEnv):
     def __getstate__(self):
         state = self.__dict__.copy()
         state["_actions_c"] = None                # a ctypes view of a buffer: not picklable
+        state["_slots"] = [None] * _SLOTS         # views would come back as separate copies
         return state
 
     def _action_ids(self, actions) -> list:
@@ -265,10 +280,10 @@ class NertzParallelEnv(ParallelEnv):
         """One float reward per team (module docstring, Rewards): episode.team_rewards."""
         return team_rewards(self.reward, delta, win)
 
-    def _returns(self, obs, masks, tick, hand, team_rewards=None):
-        """(observations, infos, rewards) of the live agents: fresh dicts; obs [S, OBS_DIM]
-        and masks [S, N_ACTIONS] must be arrays no one else writes (each agent gets row views
-        of them)."""
+    def _returns(self, arrays, tick, hand, team_rewards=None):
+        """(observations, infos, rewards) of the live agents: fresh dicts. arrays: seat s's
+        observation at arrays[s], its mask at arrays[S + s] (arrays no one else writes)."""
+        S = self._n_seats
         applied = self._applied
         rows = self._hand_rows if hand == self._rows_hand else self._hand_rows_of(hand)
         agents = self.agents
@@ -276,8 +291,8 @@ class NertzParallelEnv(ParallelEnv):
             rows = [r for r in rows if r[0] in agents]
         observations, infos, rewards = {}, {}, {}
         for agent, seat, team, base in rows:      # one pass: most of a step's Python time
-            mask = masks[seat]
-            observations[agent] = {"observation": obs[seat], "action_mask": mask}
+            mask = arrays[S + seat]
+            observations[agent] = {"observation": arrays[seat], "action_mask": mask}
             infos[agent] = dict(base, applied=applied[seat] == 1, tick=tick, action_mask=mask)
             if team_rewards is not None:
                 rewards[agent] = team_rewards[team]
@@ -298,9 +313,32 @@ class NertzParallelEnv(ParallelEnv):
         """(observations, infos) of the current position, from copies of the engine's
         buffers (it rewrites them)."""
         eng = self._engine
-        observations, infos, _ = self._returns(eng.observe()[0].copy(), eng.masks[0].copy(),
-                                               eng.state.tick.item(0), eng.state.hand.item(0))
+        observations, infos, _ = self._returns(self._copied_rows(), eng.state.tick.item(0),
+                                               eng.state.hand.item(0))
         return observations, infos
+
+    def _copied_rows(self) -> list:
+        """_returns' arrays over copies of the engine's observation and mask buffers."""
+        obs, masks = self._engine.observe()[0].copy(), self._engine.masks[0].copy()
+        return [obs[s] for s in range(self._n_seats)] + [masks[s] for s in range(self._n_seats)]
+
+    def _new_slot(self, k: int) -> tuple:
+        """Output slot k: (obs [1, S, OBS_DIM] float32, masks [1, S, N_ACTIONS] int8, their S
+        + S row views handed out as observations and masks). step() reuses a slot only while
+        nothing but the slot references its arrays and views (CPython reference counts,
+        recorded here as _slot_refs): what a caller still holds, directly or through a view,
+        is never written again. In the usual loop, which drops each step's dicts, the same
+        _SLOTS slots come back: no allocation, and memory still warm in the cache."""
+        S = self._n_seats
+        obs = np.empty((1, S, OBS_DIM), np.float32)
+        masks = np.empty((1, S, N_ACTIONS), np.int8)
+        slot = self._slots[k] = (obs, masks, [obs[0, s] for s in range(S)] +
+                                 [masks[0, s] for s in range(S)])
+        del obs, masks
+        slot = self._slots[k]
+        self._slot_refs = (getrefcount(slot[0]), getrefcount(slot[1]),
+                           list(map(getrefcount, slot[2])))
+        return slot
 
     def _role(self, seat, team, hand) -> str:
         """R4: "solo", or who holds the Nertz pile / the Stream in a two-player team."""

@@ -5,6 +5,7 @@ its general one; the vector envs' fused step-and-observe kernel against vec_step
 and the default numba threading layer set at import."""
 from __future__ import annotations
 
+import copy
 import os
 import pickle
 import subprocess
@@ -183,27 +184,35 @@ def test_threading_layer_default_respects_the_user():
     assert out.stdout.split()[-1] == "omp"
 
 
-def test_step_observe_recycles_only_unreferenced_out_arrays():
-    """Engine.step_observe's obs/masks: an array someone still references (itself or through a
-    view, as the ParallelEnv hands them out) is never written again; once every reference is
-    gone the engine may hand the same array back, written in full for the new position."""
-    cfg = RulesConfig(num_teams=4, illegal_move="penalize")
-    eng, ref = Engine(cfg, n_tables=1, seed=2), Engine(cfg, n_tables=1, seed=2)
-    eng.reset(), ref.reset()
+def test_parallel_env_recycles_only_unreferenced_arrays():
+    """The ParallelEnv's observation and mask arrays: whatever a caller still references (an
+    observation dict, one view, a mask, a slice of a view) is never written again; once every
+    reference is gone the env may hand the same arrays back, written in full for the new
+    position (checked against the engine's own observe() and masks)."""
+    env = nertz_v0.parallel_env(num_teams=4)
+    obs, _ = env.reset(seed=2)
     rng = np.random.default_rng(0)
     kept, seen, recycled = [], set(), 0
-    for t in range(60):
-        acts = random_legal(rng, ref.masks)
-        ref.step(acts)
-        _, obs, masks = eng.step_observe(acts)
-        np.testing.assert_array_equal(obs, ref.observe())          # every element rewritten
-        np.testing.assert_array_equal(masks, ref.masks)
-        recycled += id(obs) in seen
-        seen.add(id(obs))
-        if t % 4 == 0:                                  # keep some: a view, or the mask array
-            kept.append((obs[0, 1] if t % 8 == 0 else masks, obs[0, 1].copy() if t % 8 == 0
-                         else masks.copy()))
-        del obs, masks
-        for held, snapshot in kept:                     # what is referenced never changes
-            np.testing.assert_array_equal(held, snapshot)
-    assert recycled > 20                                # dropped arrays did come back
+    for t in range(80):
+        acts = {a: int(rng.choice(np.flatnonzero(obs[a]["action_mask"]))) for a in env.agents}
+        obs, _, _, _, infos = env.step(acts)
+        if not env.agents:
+            obs, _ = env.reset()
+            continue
+        eng = env.engine
+        view = eng.observe()[0]
+        for a, seat in env._seat.items():
+            np.testing.assert_array_equal(obs[a]["observation"], view[seat])
+            np.testing.assert_array_equal(obs[a]["action_mask"], eng.masks[0, seat])
+        base = obs["player_0"]["observation"].base
+        recycled += id(base) in seen
+        seen.add(id(base))
+        held = (obs if t % 5 == 0 else obs["player_2"]["observation"] if t % 5 == 1 else
+                infos["player_1"]["action_mask"] if t % 5 == 2 else
+                obs["player_3"]["observation"][100:200] if t % 5 == 3 else None)
+        if held is not None:
+            kept.append((held, copy.deepcopy(held)))
+        del base, view, held
+        for held, snapshot in kept:
+            assert data_equivalence(held, snapshot)
+    assert recycled >= 10                               # dropped arrays did come back

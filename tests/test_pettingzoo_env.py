@@ -5,6 +5,7 @@ against the R29 scores, layouts, snapshots, pickling, unmasked actions and bad a
 Hands are cut short with max_ticks=60 so every checker also sees episodes end.
 """
 
+import copy
 import pickle
 
 import numpy as np
@@ -302,7 +303,18 @@ class ByPickle:
         return pickle.loads(snap)
 
 
-@pytest.mark.parametrize("restore", [ByGetState, ByPickle], ids=["get_state", "pickle"])
+class ByDeepcopy:
+    @staticmethod
+    def save(env):
+        return copy.deepcopy(env)
+
+    @staticmethod
+    def load(env, snap):
+        return snap
+
+
+@pytest.mark.parametrize("restore", [ByGetState, ByPickle, ByDeepcopy],
+                         ids=["get_state", "pickle", "deepcopy"])
 def test_snapshot_round_trip(restore):
     snapshot_then_replay(nertz_v0.parallel_env(num_teams=2, team_sizes=(2, 1), max_ticks=200),
                          restore)
@@ -395,8 +407,8 @@ def test_in_play_step_returns_what_the_helpers_build(kw):
     """A step within a hand returns the rewards of the change in Table.hand_scores()
     (_team_rewards, numpy) although step() builds them from plain lists, the observations and
     infos _returns builds over the engine's buffers (observe(), masks, tick and hand: the
-    fused kernel's fresh arrays and summary row agree with them), and fresh dicts and arrays
-    every step."""
+    fused kernel's arrays and summary row agree with them), fresh dicts every step and arrays
+    that are not the engine's buffers."""
     env = nertz_v0.parallel_env(**kw)
     obs, _ = env.reset(seed=4)
     rng = np.random.default_rng(1)
@@ -412,8 +424,10 @@ def test_in_play_step_returns_what_the_helpers_build(kw):
         team = env._team_rewards(scores - prev, None)
         prev = scores
         eng = env.engine                 # the engine's own buffers, written by other kernels
+        view, masks = eng.observe()[0], eng.masks[0]
+        arrays = [view[s] for s in range(len(view))] + [masks[s] for s in range(len(masks))]
         want_obs, want_infos, want_rew = env._returns(
-            eng.observe()[0], eng.masks[0], eng.state.tick.item(0), eng.state.hand.item(0), team)
+            arrays, eng.state.tick.item(0), eng.state.hand.item(0), team)
         assert data_equivalence(obs, want_obs) and data_equivalence(infos, want_infos)
         assert rew == want_rew and all(type(r) is float for r in rew.values())
         assert term == dict.fromkeys(env.agents, False) == trunc and term is not trunc
