@@ -207,8 +207,8 @@ def parallel_env_bench(seconds: float, pairs: int = 40):
     seconds / 10 each, 4 teams, and the ratio ours / do-nothing within each pair. The two
     slices of a pair run back to back (which goes first alternates), so a slow phase of a
     shared machine hits both sides of a pair instead of one env's whole run: the median of
-    the paired ratios is the robust figure, the pooled one (total steps over total time per
-    env) is reported beside it."""
+    the paired ratios is the robust figure; the pooled one (the ratio of the two envs' mean
+    rates over all slices, which are of equal length) is reported beside it."""
     from nertz_env import nertz_v0
 
     ours = ParallelEnvDriver(nertz_v0.parallel_env(num_teams=4))

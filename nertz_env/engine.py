@@ -125,8 +125,9 @@ class Engine:
             self.np_random = np.random.default_rng(seed)
         self.state.rng[:] = self.np_random.integers(0, 2**63, size=self.n_tables, dtype=np.uint64)
         hands = self._hands(hands)
-        if self.parallel:       # (the prange kernel takes no decks / seeded flag: _run's shape
-            deal_seeded_batch(*self._common(), self._all, hands, self.masks)   # does not fit)
+        # (not _run: the prange kernel takes no decks and no seeded flag)
+        if self.parallel:
+            deal_seeded_batch(*self._common(), self._all, hands, self.masks)
         else:
             deal_range(*self._common(), self._all, self.scratch.decks, hands, self.masks, True,
                        0, self.n_tables)
