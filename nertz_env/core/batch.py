@@ -1,5 +1,5 @@
-"""The only parallel code: `prange` over chunks of tables. Each kernel writes into buffers it
-is given.
+"""The parallel code: `prange` over chunks of tables (core/chunks.py; observe.py's
+observation kernels split the same way). Each kernel writes into buffers it is given.
 
 Shape of every kernel: a serial `_..._range(lo, hi)` function loops over its tables and a
 tiny `parallel=True` wrapper splits the tables into chunks, one call per chunk. Keep rule
@@ -20,6 +20,7 @@ import numpy as np
 from numba import njit, prange
 
 from ..layout import OVER_TRUNCATED, PLAYING
+from .chunks import chunk_bounds, n_chunks
 from .deal import deal_table, shuffle_decks
 from .legal import write_table_masks
 from .observe import write_seat_observation
@@ -28,17 +29,6 @@ from .scoring import decide_winner, write_hand_scores
 from .tick import step_table
 
 
-MAX_CHUNKS = 64   # enough for 16 threads x 4; a constant so the kernels can be cached
-
-
-@njit(cache=True, error_model="numpy", inline="always")
-def n_chunks(n_tables):
-    return min(n_tables, MAX_CHUNKS)
-
-
-@njit(cache=True, error_model="numpy", inline="always")
-def chunk_bounds(c, k, n_tables):
-    return c * n_tables // k, (c + 1) * n_tables // k
 
 
 # ---------------------------------------------------------------------------- one tick

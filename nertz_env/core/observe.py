@@ -29,6 +29,7 @@ from numba import njit, prange
 
 from ..config import MAX_TEAMS
 from ..layout import MAX_RIVER, NO_CARD, SRC_RIVER0
+from .chunks import chunk_bounds, n_chunks
 from .rules import stream_seat, suit
 
 CARD_F = 6
@@ -206,17 +207,19 @@ def observe_seat_range(st, prm, scr, obs, seat, lo, hi):
 @njit(cache=True, parallel=True, error_model="numpy")
 def observe_seat_batch(st, prm, scr, obs, seat):
     E = st.tick.shape[0]
-    k = min(E, 64)
+    k = n_chunks(E)
     for c in prange(k):
-        observe_seat_range(st, prm, scr, obs, seat, c * E // k, (c + 1) * E // k)
+        lo, hi = chunk_bounds(c, k, E)
+        observe_seat_range(st, prm, scr, obs, seat, lo, hi)
 
 
 @njit(cache=True, parallel=True, error_model="numpy")
 def observe_batch(st, prm, scr, obs):
     E = st.tick.shape[0]
-    k = min(E, 64)
+    k = n_chunks(E)
     for c in prange(k):
-        observe_range(st, prm, scr, obs, c * E // k, (c + 1) * E // k)
+        lo, hi = chunk_bounds(c, k, E)
+        observe_range(st, prm, scr, obs, lo, hi)
 
 
 # ---------------------------------------------------------------------------- fused ticks
@@ -263,7 +266,8 @@ def step_observe_range(st, prm, scr, actions, priority, masks, applied, scores, 
 def step_observe_batch(st, prm, scr, actions, priority, masks, applied, scores, summary, obs,
                        masks_out):
     E = st.tick.shape[0]
-    k = min(E, 64)
+    k = n_chunks(E)
     for c in prange(k):
+        lo, hi = chunk_bounds(c, k, E)
         step_observe_range(st, prm, scr, actions, priority, masks, applied, scores, summary,
-                           c * E // k, (c + 1) * E // k, obs, masks_out)
+                           lo, hi, obs, masks_out)
