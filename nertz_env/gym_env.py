@@ -126,7 +126,6 @@ episode bookkeeping exactly (not opponents' own internal state); the env also pi
 from __future__ import annotations
 
 import copy
-from collections.abc import Mapping
 
 import gymnasium
 import numpy as np
@@ -140,7 +139,7 @@ from .engine import Engine
 from .episode import (EPISODES, REWARDS, GameLedger, check_reward, env_config, load_snapshot,
                       take_snapshot, team_rewards)
 from .layout import OVER_TRUNCATED, PLAYING
-from .opponents import FrozenPolicy, as_opponent
+from .opponents import FrozenPolicy, as_opponent, opponents_per_seat
 from .render_rgb import render_rgb
 from .table import Table
 
@@ -185,19 +184,8 @@ class NertzGymEnv(gymnasium.Env):
         or None when every other seat plays random legal moves."""
         if opponents is None:
             return None
-        if isinstance(opponents, Mapping):
-            bad = [k for k in opponents if isinstance(k, bool) or k not in self.others]
-            if bad:
-                raise ValueError(f"opponents: the mapping's keys must be opponent seats "
-                                 f"{self.others}, got {bad}")
-            acts = [as_opponent(opponents.get(s), f"opponents[{s}]") for s in self.others]
-        else:
-            if not isinstance(opponents, (list, tuple)):
-                opponents = [opponents] * len(self.others)
-            if len(opponents) != len(self.others):
-                raise ValueError(f"opponents: give one agent per other seat ({len(self.others)} "
-                                 f"for seats {self.others}), got {len(opponents)}")
-            acts = [as_opponent(agent, f"opponents[{i}]") for i, agent in enumerate(opponents)]
+        per_seat = opponents_per_seat(opponents, self.others)
+        acts = [as_opponent(spec, where) for spec, where in per_seat.values()]
         return None if all(a is None for a in acts) else acts
 
     # ------------------------------------------------------------------ Gymnasium API

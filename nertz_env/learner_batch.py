@@ -11,8 +11,6 @@ numba per step; NertzGymEnv takes any agent, torch policies included.
 """
 from __future__ import annotations
 
-from collections.abc import Mapping
-
 import numpy as np
 
 from .actions import N_ACTIONS
@@ -23,6 +21,7 @@ from .core.observe import OBS_DIM
 from .core.policies import POLICY_EXTERNAL, new_policy_arrays
 from .engine import Engine
 from .episode import env_config
+from .opponents import opponents_per_seat
 
 REWARDS = {"score": REWARD_SCORE, "relative": REWARD_RELATIVE}
 
@@ -32,24 +31,11 @@ def core_bots(opponents, config: RulesConfig, learner_seat: int, n_tables: int):
     from agents.registry import make_agent
 
     others = [s for s in range(config.num_seats) if s != learner_seat]
-    if opponents is None:
-        per_seat = {s: "random" for s in others}
-    elif isinstance(opponents, Mapping):
-        bad = [s for s in opponents if s not in others]
-        if bad:
-            raise ValueError(f"opponents: seats {bad} are not opponent seats; they are {others}")
-        per_seat = {s: opponents.get(s, "random") for s in others}
-    elif isinstance(opponents, (list, tuple)):
-        if len(opponents) != len(others):
-            raise ValueError(f"opponents: {len(opponents)} given for {len(others)} opponent "
-                             f"seats {others}")
-        per_seat = dict(zip(others, opponents))
-    else:
-        per_seat = {s: opponents for s in others}
+    per_seat = opponents_per_seat(opponents, others)      # seats left out: random
     kinds, knobs = new_policy_arrays(n_tables, config.num_seats)
     kinds[:, learner_seat] = POLICY_EXTERNAL
     names = {}
-    for s, spec in per_seat.items():
+    for s, (spec, _) in per_seat.items():
         agent = make_agent(spec if spec is not None else "random")
         core = agent.core_policy() if hasattr(agent, "core_policy") else None
         if core is None:

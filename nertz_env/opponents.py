@@ -7,6 +7,7 @@ sb3-contrib model (anything with `predict`), wrapped here in `FrozenPolicy`.
 from __future__ import annotations
 
 import inspect
+from collections.abc import Mapping
 
 import numpy as np
 
@@ -81,3 +82,25 @@ def as_opponent(agent, where: str):
         return agent
     raise ValueError(f"{where} has no act(observation, action_mask) method (nor a model's "
                      f"predict): got {type(agent).__name__}")
+
+
+def opponents_per_seat(opponents, others: list) -> dict:
+    """seat -> (spec, where) for every opponent seat in `others`, from what a user gave as
+    `opponents=` (both NertzGymEnv and the vector envs): None (every seat None: the env's
+    default), a mapping seat -> spec (seats left out None), a list/tuple with one spec per
+    opponent seat in seat order, or one spec for every seat. `where` names the entry as the
+    user wrote it, for error messages. Bad seats or lengths are ValueErrors."""
+    if opponents is None:
+        return {s: (None, "opponents") for s in others}
+    if isinstance(opponents, Mapping):
+        bad = [k for k in opponents if isinstance(k, bool) or k not in others]
+        if bad:
+            raise ValueError(f"opponents: seats {bad} are not opponent seats; they are {others}")
+        return {s: (opponents.get(s), f"opponents[{s}]") for s in others}
+    if isinstance(opponents, (list, tuple)):
+        if len(opponents) != len(others):
+            raise ValueError(f"opponents: give one agent per other seat ({len(others)} opponent "
+                             f"seats: {others}), got {len(opponents)}")
+        return {s: (spec, f"opponents[{i}]") for i, (s, spec) in enumerate(zip(others, opponents))}
+    return {s: (opponents, "opponents") for s in others}
+
