@@ -95,7 +95,7 @@ class Engine:
         self._raise_illegal = self.config.illegal_move == "raise"
         # the kernels over this engine's own buffers, bound once (_Bound: no per-call typing);
         # the observation buffer (B x S x OBS_DIM floats) only when first asked for
-        self._obs = self._scores = self._summary = self._step_observe = self._observe = None
+        self._obs = self._summary = self._step_observe = self._observe = None
         self.parallel = n_tables >= PARALLEL_MIN_TABLES if parallel is None else bool(parallel)
         self.np_random = np.random.default_rng(seed)
         self.state.rng[:] = self.np_random.integers(0, 2**63, size=n_tables, dtype=np.uint64)
@@ -177,7 +177,7 @@ class Engine:
         (summary [B, summary_width] int64, obs [B, S, OBS_DIM] float32, masks [B, S, N_ACTIONS]
         int8). summary[e] is table e's status, tick, hand, applied per seat (1 = took effect),
         R29 score per team (columns SUM_* of core/observe.py); a buffer of the engine, rewritten
-        by the next call (`applied` and the scores are in their usual buffers too). obs and
+        by the next call (`applied` is in its usual buffer too). obs and
         masks are fresh arrays the kernel wrote, the caller's to keep or hand out (masks is a
         copy of `self.masks`, which the engine goes on using). actions=None: the caller has
         already written valid ids (0..N_ACTIONS-1) into `self.actions` (an env that validated
@@ -230,17 +230,12 @@ class Engine:
         if self._obs is None:
             S, T = self.config.num_seats, self.config.num_teams
             self._obs = np.zeros((self.n_tables, S, OBS_DIM), np.float32)
-            self._scores = np.zeros((self.n_tables, T), np.int64)
             self._summary = np.zeros((self.n_tables, summary_width(S, T)), np.int64)
             self._obs_shape, self._masks_shape = self._obs.shape, self.masks.shape
         self._observe = self._bind(observe_batch, observe_range, self._obs)
-        # obs and masks out are fresh arrays per call, passed after the bound arguments
-        args = (self.actions, self.priority, self.masks, self.applied, self._scores, self._summary)
-        if self.parallel:
-            self._step_observe = _Bound(step_observe_batch, *self._common(), *args)
-        else:
-            self._step_observe = _Bound(step_observe_range, *self._common(), *args, 0,
-                                        self.n_tables)
+        # obs and masks out: passed per call, after the bound arguments (_Bound.call)
+        self._step_observe = self._bind(step_observe_batch, step_observe_range, self.actions,
+                                        self.priority, self.masks, self.applied, self._summary)
 
     def _load(self, actions, priority) -> None:
         """Validate actions (and priority) and copy them into the kernel buffers; nothing

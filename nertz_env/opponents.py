@@ -103,4 +103,3 @@ def opponents_per_seat(opponents, others: list) -> dict:
                              f"seats: {others}), got {len(opponents)}")
         return {s: (spec, f"opponents[{i}]") for i, (s, spec) in enumerate(zip(others, opponents))}
     return {s: (opponents, "opponents") for s in others}
-

@@ -266,10 +266,9 @@ class NertzParallelEnv(ParallelEnv):
         return ids
 
     def _playing_rewards(self, delta: list) -> list:
-        """episode.team_rewards of a step within a hand (no winner yet), delta a list of
-        floats: the same floats without numpy (tests compare the two)."""
-        if self.reward == "score":
-            return delta
+        """episode.team_rewards for reward "relative" or "win" of a step within a hand (no
+        winner yet), delta a list of floats ("score" is delta itself): the same floats without
+        numpy (tests compare the two)."""
         T = self.config.num_teams
         if self.reward == "relative":
             total = sum(delta)

@@ -29,8 +29,6 @@ from .scoring import decide_winner, write_hand_scores
 from .tick import step_table
 
 
-
-
 # ---------------------------------------------------------------------------- one tick
 @njit(cache=True, error_model="numpy", _nrt=False)
 def step_range(st, prm, scr, actions, priority, masks, applied, lo, hi):

@@ -240,34 +240,32 @@ def summary_width(n_seats: int, n_teams: int) -> int:
 
 
 @njit(cache=True, error_model="numpy", _nrt=False)
-def step_observe_range(st, prm, scr, actions, priority, masks, applied, scores, summary, lo, hi,
-                       obs, masks_out):
-    """step_table at tables lo..hi, then scores[e] (R29), the summary row summary[e], obs[e, s]
-    of every seat and a copy of the new masks[e] in masks_out[e]. obs and masks_out come last:
-    the engine passes fresh arrays each call (Engine.step_observe) after the arguments it
-    binds once."""
-    S, T = prm.n_seats, prm.n_teams
+def step_observe_range(st, prm, scr, actions, priority, masks, applied, summary, lo, hi, obs,
+                       masks_out):
+    """step_table at tables lo..hi, then the summary row summary[e] (the R29 scores written in
+    place), obs[e, s] of every seat and a copy of the new masks[e] in masks_out[e]. obs and
+    masks_out come last: the engine passes them per call (Engine.step_observe) after the
+    arguments it binds once."""
+    S = prm.n_seats
+    scores = summary[:, SUM_APPLIED + S:]          # a view: write_hand_scores fills it
     for e in range(lo, hi):
         step_table(st, prm, scr, e, actions, priority, masks, applied)
-        write_hand_scores(st, prm, e, scores, e)
         summary[e, SUM_STATUS] = st.status[e]
         summary[e, SUM_TICK] = st.tick[e]
         summary[e, SUM_HAND] = st.hand[e]
         for s in range(S):
             summary[e, SUM_APPLIED + s] = applied[e, s]
-        for t in range(T):
-            summary[e, SUM_APPLIED + S + t] = scores[e, t]
+        write_hand_scores(st, prm, e, scores, e)
         write_table_observations(st, prm, scr, e, obs)
         for s in range(S):
             copy_part(masks_out[e, s], masks[e, s], 0, masks.shape[2], 0)
 
 
 @njit(cache=True, parallel=True, error_model="numpy")
-def step_observe_batch(st, prm, scr, actions, priority, masks, applied, scores, summary, obs,
-                       masks_out):
+def step_observe_batch(st, prm, scr, actions, priority, masks, applied, summary, obs, masks_out):
     E = st.tick.shape[0]
     k = n_chunks(E)
     for c in prange(k):
         lo, hi = chunk_bounds(c, k, E)
-        step_observe_range(st, prm, scr, actions, priority, masks, applied, scores, summary,
-                           lo, hi, obs, masks_out)
+        step_observe_range(st, prm, scr, actions, priority, masks, applied, summary, lo, hi,
+                           obs, masks_out)
