@@ -7,14 +7,14 @@ from pathlib import Path
 
 import numpy as np
 
-from nertz_env.opponents import FrozenPolicy
+from nertz_env.envs.opponents import FrozenPolicy
 
 from .base import Agent, check_batch
 
 
 class PPOAgent(Agent):
     """`ppo:path/to/model.zip`: a saved MaskablePPO (or PPO) model, deterministic actions;
-    the predicting is nertz_env.opponents.FrozenPolicy's."""
+    the predicting is nertz_env.envs.opponents.FrozenPolicy's."""
 
     def __init__(self, path, deterministic: bool = True, device: str = "cpu"):
         p = Path(path)

@@ -6,9 +6,11 @@
     heuristic:style=cautious,withhold_stream=when-useful,flip=20
     ppo:path/to/model.zip                    a saved MaskablePPO model (needs [train])
 
-Styles and knobs: docs/heuristics.md (agents/bots.py STYLES).
+Styles and knobs: docs/heuristics.md (nertz_env/bots.py STYLES).
 """
 from __future__ import annotations
+
+from nertz_env.bots import spec_options as _options
 
 from .base import Agent, SupportsAct
 from .bots import GreedyAgent, HeuristicAgent, RandomAgent, ScoredAgent
@@ -16,14 +18,6 @@ from .bots import GreedyAgent, HeuristicAgent, RandomAgent, ScoredAgent
 KINDS = ("random", "greedy", "heuristic", "ppo")
 
 
-def _options(spec: str, text: str) -> dict:
-    out = {}
-    for part in filter(None, text.split(",")):
-        key, eq, value = part.partition("=")
-        if not eq or not key.strip():
-            raise ValueError(f"agent {spec!r}: option {part!r} must be written key=value")
-        out[key.strip()] = value.strip()
-    return out
 
 
 def split_specs(text: str) -> list:

@@ -227,7 +227,7 @@ def vec_env_sps(n_envs: int, seconds: float, repeats: int = 3, teams: int = 4):
     """Learner env-steps/s of the SB3 NertzVecEnv, `repeats` runs: (env, sampling). env: the
     time in env.action_masks() and env.step() only; the benchmark's own numpy draw of the
     learner actions from the masks (sample_legal_batch) is timed apart, as its own rate."""
-    from nertz_env.vector import NertzVecEnv
+    from nertz_env.envs.vector import NertzVecEnv
 
     env = NertzVecEnv(num_envs=n_envs, seed=0, num_teams=teams)
     rng = np.random.default_rng(0)
@@ -255,7 +255,7 @@ def vec_env_sps(n_envs: int, seconds: float, repeats: int = 3, teams: int = 4):
 
 _THREAD_SNIPPET = (
     "import sys, time; torch = __import__('torch') if sys.argv[1] == 'torch' else None;"
-    "import numpy as np, numba; from nertz_env.gym_vector import NertzGymVectorEnv;"
+    "import numpy as np, numba; from nertz_env.envs.gym_vector import NertzGymVectorEnv;"
     "from benchmarks.throughput import sample_legal_batch;"
     "n, secs = int(sys.argv[2]), float(sys.argv[3]); rng = np.random.default_rng(0);"
     "env = NertzGymVectorEnv(num_envs=n, seed=0, num_teams=4); env.reset(seed=0);"

@@ -24,20 +24,20 @@ from . import nertz_v0  # noqa: E402  (PettingZoo envs; registers nertz/nertz-v0
 import gymnasium as _gymnasium  # noqa: E402
 
 if "nertz_env/Nertz-v0" not in _gymnasium.registry:      # importing twice must not re-register
-    _gymnasium.register(id="nertz_env/Nertz-v0", entry_point="nertz_env.gym_env:NertzGymEnv")
+    _gymnasium.register(id="nertz_env/Nertz-v0", entry_point="nertz_env.envs.gym:NertzGymEnv")
 
 
 def __getattr__(name):
     """NertzGymEnv / NertzVecEnv / NertzGymVectorEnv, imported on first use (vector.py
     imports SB3, hence torch; gym_vector.py needs neither)."""
     if name == "NertzGymEnv":
-        from .gym_env import NertzGymEnv
+        from .envs.gym import NertzGymEnv
         return NertzGymEnv
     if name == "NertzVecEnv":
-        from .vector import NertzVecEnv
+        from .envs.vector import NertzVecEnv
         return NertzVecEnv
     if name == "NertzGymVectorEnv":
-        from .gym_vector import NertzGymVectorEnv
+        from .envs.gym_vector import NertzGymVectorEnv
         return NertzGymVectorEnv
     raise AttributeError(f"module 'nertz_env' has no attribute {name!r}")
 

@@ -8,14 +8,14 @@
 Importing this module also registers "nertz/nertz-v0" in PettingZoo's registry (PettingZoo >=
 1.27: `pettingzoo.make("aec", "nertz/nertz-v0")`, `pettingzoo.make("parallel", ...)`); with an
 older PettingZoo, `nertz_env.registry.make` does the same. Keyword arguments and the
-environment's documentation: nertz_env/pettingzoo_env.py.
+environment's documentation: nertz_env/envs/pettingzoo.py.
 """
 from __future__ import annotations
 
 from pettingzoo.utils import wrappers
 from pettingzoo.utils.conversions import parallel_to_aec
 
-from .pettingzoo_env import NertzParallelEnv
+from .envs.pettingzoo import NertzParallelEnv
 
 ENV_ID = "nertz/nertz-v0"
 

@@ -5,7 +5,7 @@ import json
 
 import pytest
 
-from nertz_env.cli import main
+from agents.cli import main
 
 
 def test_tournament_writes_the_same_files_for_the_same_seed(tmp_path, capsys):

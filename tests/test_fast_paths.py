@@ -17,7 +17,7 @@ from gymnasium.utils.env_checker import data_equivalence
 
 from nertz_env import Engine, RulesConfig, nertz_v0
 from nertz_env.core.batch import vec_step_batch, vec_step_range
-from nertz_env.learner_batch import LearnerBatch
+from nertz_env.envs.learner_batch import LearnerBatch
 
 pytestmark = pytest.mark.filterwarnings("ignore:Observation is not a NumPy array:UserWarning")
 

@@ -1,4 +1,4 @@
-"""NertzGymEnv (nertz_env/gym_env.py, `nertz_env/Nertz-v0`): the Gymnasium and SB3 checkers,
+"""NertzGymEnv (nertz_env/envs/gym.py, `nertz_env/Nertz-v0`): the Gymnasium and SB3 checkers,
 determinism, rewards that sum to the hand score, layout resets, illegal actions, opponents."""
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import nertz_env  # noqa: F401  (registers nertz_env/Nertz-v0)
 from nertz_env import Table
 from nertz_env.actions import LAKE0, N_ACTIONS
 from nertz_env.core.observe import OBS_DIM
-from nertz_env.gym_env import NertzGymEnv
+from nertz_env.envs.gym import NertzGymEnv
 from nertz_env.layout import SRC_NERTZ
 
 FORMATS = [dict(num_teams=2), dict(num_teams=4), dict(num_teams=8),
@@ -315,7 +315,7 @@ def test_frozen_policy_opponents():
     from sb3_contrib import MaskablePPO
     from stable_baselines3 import PPO
 
-    from nertz_env.gym_env import FrozenPolicy
+    from nertz_env.envs.gym import FrozenPolicy
 
     train_env = NertzGymEnv(num_teams=2, max_ticks=60)
     model = MaskablePPO("MlpPolicy", train_env, n_steps=64, batch_size=64, n_epochs=1, seed=0,
@@ -364,7 +364,7 @@ def test_mapping_opponents():
                                 dict(num_teams=3, episode="game", reward="win")],
                          ids=["2teams", "8teams", "game_win"])
 def test_gymnasium_check_env_rgb_array(kw):
-    from nertz_env.render_rgb import picture_shape
+    from nertz_env.envs.render import picture_shape
     env = gymnasium.make("nertz_env/Nertz-v0", render_mode="rgb_array", max_ticks=100, **kw)
     check_env(env.unwrapped)
     env.reset(seed=0)

@@ -1,4 +1,4 @@
-"""NertzGymVectorEnv (nertz_env/gym_vector.py): Gymnasium's vector API (spaces, reset/step
+"""NertzGymVectorEnv (nertz_env/envs/gym_vector.py): Gymnasium's vector API (spaces, reset/step
 shapes and dtypes, dict-of-arrays infos, SAME_STEP autoreset with final_obs / final_info),
 masks, rewards that sum to each finished hand's score, determinism, and Gymnasium's own vector
 wrappers on top of it. Gymnasium (1.x) ships no checker for VectorEnv subclasses, so its
@@ -15,8 +15,8 @@ from gymnasium.utils.env_checker import data_equivalence
 import nertz_env
 from nertz_env.actions import N_ACTIONS
 from nertz_env.core.observe import OBS_DIM
-from nertz_env.episode import team_rewards
-from nertz_env.gym_vector import NertzGymVectorEnv
+from nertz_env.envs.episode import team_rewards
+from nertz_env.envs.gym_vector import NertzGymVectorEnv
 
 try:
     from gymnasium.vector import AutoresetMode
@@ -164,7 +164,7 @@ def test_same_seed_same_trajectories():
 def test_matches_the_sb3_vector_env():
     """The same kernels as NertzVecEnv: the same seed and actions give the same game."""
     pytest.importorskip("stable_baselines3")
-    from nertz_env.vector import NertzVecEnv
+    from nertz_env.envs.vector import NertzVecEnv
 
     kw = dict(num_envs=300, seed=3, num_teams=4, max_ticks=50)     # 300: the prange kernels
     gym_env, sb3_env = NertzGymVectorEnv(**kw), NertzVecEnv(**kw)

@@ -1,4 +1,4 @@
-"""render_rgb (nertz_env/render_rgb.py) and render_mode="rgb_array" of the environments:
+"""render_rgb (nertz_env/envs/render.py) and render_mode="rgb_array" of the environments:
 shape and dtype, a constant size per table format, card colours and glyphs where a card lies,
 PettingZoo's render_test, the Gymnasium env and the vector env's get_images."""
 from __future__ import annotations
@@ -9,8 +9,8 @@ import pytest
 from pettingzoo.test import render_test
 
 from nertz_env import RulesConfig, Table, nertz_v0
-from nertz_env.gym_env import NertzGymEnv
-from nertz_env.render_rgb import (BLACK, CARD_FACE, CARD_H, CARD_W, FELT, GLYPHS, OVERLAP, RED,
+from nertz_env.envs.gym import NertzGymEnv
+from nertz_env.envs.render import (BLACK, CARD_FACE, CARD_H, CARD_W, FELT, GLYPHS, OVERLAP, RED,
                                   SUIT_GLYPHS, card_origin, picture_shape, render_rgb)
 
 LAYOUT = {
@@ -153,7 +153,7 @@ def test_gym_env_rgb_array():
 
 def test_vector_env_get_images():
     pytest.importorskip("stable_baselines3")
-    from nertz_env.vector import NertzVecEnv
+    from nertz_env.envs.vector import NertzVecEnv
     venv = NertzVecEnv(num_envs=3, seed=0, num_teams=2, max_ticks=100)
     venv.reset()
     for _ in range(5):

@@ -168,7 +168,7 @@ def test_ppo_agent_plays_in_a_tournament(tmp_path):
     """ppo:model.zip (a saved MaskablePPO) is an agent like the bots: the runner drives it
     from Python, it only plays legal moves (masked), and the numbers are reproducible."""
     sb3c = pytest.importorskip("sb3_contrib")
-    from nertz_env.vector import NertzVecEnv
+    from nertz_env.envs.vector import NertzVecEnv
 
     model = sb3c.MaskablePPO("MlpPolicy", NertzVecEnv(4, num_teams=2, seed=0), n_steps=16,
                              batch_size=32, seed=0, device="cpu")

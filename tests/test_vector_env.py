@@ -1,4 +1,4 @@
-"""NertzVecEnv (nertz_env/vector.py): SB3's VecEnv API, masks, rewards that sum to each
+"""NertzVecEnv (nertz_env/envs/vector.py): SB3's VecEnv API, masks, rewards that sum to each
 finished hand's score, determinism, serial == parallel kernels, and a short MaskablePPO run."""
 from __future__ import annotations
 
@@ -10,9 +10,9 @@ pytest.importorskip("stable_baselines3")
 from stable_baselines3.common.vec_env import VecEnv  # noqa: E402
 
 from nertz_env.actions import N_ACTIONS  # noqa: E402
-from nertz_env.episode import team_rewards  # noqa: E402
+from nertz_env.envs.episode import team_rewards  # noqa: E402
 from nertz_env.core.observe import OBS_DIM  # noqa: E402
-from nertz_env.vector import NertzVecEnv  # noqa: E402
+from nertz_env.envs.vector import NertzVecEnv  # noqa: E402
 
 
 def random_legal(rng, masks):
@@ -163,8 +163,8 @@ def test_jitted_bot_opponents_play_their_rule():
     plain-Python bots (agents/python_policies.py) choose on their observations."""
     from agents.bots import STYLES
     from agents.python_policies import choose_action
-    from nertz_env.episode import env_config as make_config
-    from nertz_env.learner_batch import LearnerBatch
+    from nertz_env.envs.episode import env_config as make_config
+    from nertz_env.envs.learner_batch import LearnerBatch
 
     cfg = make_config(None, dict(num_teams=3))
     specs = ["greedy", "heuristic:style=river-builder"]
@@ -190,8 +190,8 @@ def test_jitted_bot_opponents_play_their_rule():
 
 
 def test_opponents_argument_errors():
-    from nertz_env.episode import env_config as make_config
-    from nertz_env.learner_batch import core_bots
+    from nertz_env.envs.episode import env_config as make_config
+    from nertz_env.envs.learner_batch import core_bots
 
     cfg = make_config(None, dict(num_teams=3))
     with pytest.raises(ValueError, match="2 opponent seats"):

@@ -3,7 +3,7 @@ the trained learner against a random-legal learner (issue 3: "the learner's mean
 rising above the random policy's against random opponents").
 
 One file, read top to bottom (CleanRL style): arguments, environment, training (MaskablePPO
-from sb3-contrib on `nertz_env.vector.NertzVecEnv`, printing SPS), evaluation, JSON out.
+from sb3-contrib on `nertz_env.envs.vector.NertzVecEnv`, printing SPS), evaluation, JSON out.
 
     python -m train.ppo_vs_random --help
     python -m train.ppo_vs_random --timesteps 200000 --eval-hands 2000 --out runs/ppo_vs_random.json
@@ -130,7 +130,7 @@ if __name__ == "__main__":
     from sb3_contrib import MaskablePPO
     from stable_baselines3.common.callbacks import BaseCallback
 
-    from nertz_env.vector import NertzVecEnv
+    from nertz_env.envs.vector import NertzVecEnv
 
     torch.set_num_threads(args.torch_threads)
     print(f"args: {json.dumps(asdict(args))}")

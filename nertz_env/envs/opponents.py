@@ -11,7 +11,7 @@ from collections.abc import Mapping
 
 import numpy as np
 
-from .actions import WAIT
+from ..actions import WAIT
 
 
 class FrozenPolicy:

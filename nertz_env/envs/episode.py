@@ -11,10 +11,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .config import RulesConfig
-from .engine import Engine
-from .game import MAX_HANDS, decide_winner
-from .layout import OVER_TRUNCATED, PLAYING
+from ..config import RulesConfig
+from ..engine import Engine
+from ..game import MAX_HANDS, decide_winner
+from ..layout import OVER_TRUNCATED, PLAYING
 
 EPISODES = ("hand", "game")
 REWARDS = ("score", "relative", "win")

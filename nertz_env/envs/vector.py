@@ -1,6 +1,6 @@
 """NertzVecEnv: num_envs tables in one numba call, one learning seat per table, the other
 seats played by bots inside the same jitted loop (random legal moves by default, or greedy /
-heuristic styles: `opponents=`, nertz_env/learner_batch.py).
+heuristic styles: `opponents=`, nertz_env/envs/learner_batch.py).
 
 A stable-baselines3 VecEnv (MaskablePPO: `env_method("action_masks")`, `has_attr`), with
 observations the flat float32 vector of nertz_env/core/observe.py and rewards per
@@ -13,10 +13,10 @@ from __future__ import annotations
 import numpy as np
 from gymnasium import spaces
 
-from .actions import N_ACTIONS
-from .config import RulesConfig
-from .core.observe import OBS_DIM
-from .engine import Engine
+from ..actions import N_ACTIONS
+from ..config import RulesConfig
+from ..core.observe import OBS_DIM
+from ..engine import Engine
 from .learner_batch import attach
 
 try:                                   # SB3 is an optional extra ([train])
@@ -27,7 +27,7 @@ except ImportError:                    # pragma: no cover - exercised without th
 
 class NertzVecEnv(_VecEnvBase):
     """num_envs Nertz tables; seat `learner_seat` of every table is the learner; `opponents`
-    as in nertz_env/learner_batch.py (default: random legal moves)."""
+    as in nertz_env/envs/learner_batch.py (default: random legal moves)."""
 
     def __init__(self, num_envs: int = 64, config: RulesConfig | None = None, seed=0,
                  learner_seat: int = 0, reward: str = "score", opponents=None, **rules):
@@ -95,11 +95,11 @@ class NertzVecEnv(_VecEnvBase):
         return indices
 
     def get_images(self):
-        """One H x W x 3 uint8 picture per table (nertz_env.render_rgb, the learner's team
+        """One H x W x 3 uint8 picture per table (nertz_env.envs.render, the learner's team
         framed), all of one shape; SB3's VecEnv.render tiles them."""
-        from .core.state import copy_table
-        from .render_rgb import render_rgb
-        from .table import Table
+        from ..core.state import copy_table
+        from .render import render_rgb
+        from ..table import Table
         view = Engine(self.config, 1)                # a one-table copy to read each table
         table, team = Table(view), self.config.seat_team[self.learner_seat]
         images = []

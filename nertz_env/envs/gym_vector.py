@@ -1,5 +1,5 @@
 """NertzGymVectorEnv: the batched learner-vs-random-legal game of NertzVecEnv
-(nertz_env/vector.py) behind Gymnasium's vector API (`gymnasium.vector.VectorEnv`, 1.x).
+(nertz_env/envs/vector.py) behind Gymnasium's vector API (`gymnasium.vector.VectorEnv`, 1.x).
 
 num_envs tables step in one numba call (core/batch.py vec_step_batch / vec_step_range, the
 kernels NertzVecEnv runs): seat `learner_seat` of every table takes `actions[e]`, every other
@@ -38,9 +38,9 @@ from gymnasium import spaces
 from gymnasium.vector import VectorEnv
 from gymnasium.vector.utils import batch_space
 
-from .actions import N_ACTIONS
-from .config import RulesConfig
-from .core.observe import OBS_DIM
+from ..actions import N_ACTIONS
+from ..config import RulesConfig
+from ..core.observe import OBS_DIM
 from .learner_batch import attach
 
 try:

@@ -13,13 +13,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from .actions import N_ACTIONS
-from .config import RulesConfig
-from .core.batch import (REWARD_RELATIVE, REWARD_SCORE, vec_step_observe_batch,
+from ..actions import N_ACTIONS
+from ..config import RulesConfig
+from ..core.batch import (REWARD_RELATIVE, REWARD_SCORE, vec_step_observe_batch,
                          vec_step_observe_range)
-from .core.observe import OBS_DIM
-from .core.policies import POLICY_EXTERNAL, new_policy_arrays
-from .engine import Engine
+from ..core.observe import OBS_DIM
+from ..core.policies import POLICY_EXTERNAL, new_policy_arrays
+from ..bots import core_bot
+from ..engine import Engine
 from .episode import env_config
 from .opponents import opponents_per_seat
 
@@ -27,23 +28,31 @@ REWARDS = {"score": REWARD_SCORE, "relative": REWARD_RELATIVE}
 
 
 def core_bots(opponents, config: RulesConfig, learner_seat: int, n_tables: int):
-    """(kinds [E, S], knobs [E, S, K], names) of the opponents (module docstring)."""
-    from agents.registry import make_agent
-
+    """(kinds [E, S], knobs [E, S, K], names) of the opponents (module docstring): spec
+    strings of nertz_env/bots.py, or objects with `core_policy() -> (kind, knobs)` (the
+    agents package's bots)."""
     others = [s for s in range(config.num_seats) if s != learner_seat]
     per_seat = opponents_per_seat(opponents, others)      # seats left out: random
     kinds, knobs = new_policy_arrays(n_tables, config.num_seats)
     kinds[:, learner_seat] = POLICY_EXTERNAL
     names = {}
-    for s, (spec, _) in per_seat.items():
-        agent = make_agent(spec if spec is not None else "random")
-        core = agent.core_policy() if hasattr(agent, "core_policy") else None
-        if core is None:
-            raise ValueError(f"opponents: seat {s}'s {getattr(agent, 'name', agent)!r} does not run "
-                             "inside the core; the vector envs take random, greedy and heuristic "
-                             "bots (NertzGymEnv takes any agent)")
-        kinds[:, s], knobs[:, s] = core
-        names[s] = getattr(agent, "name", str(spec))
+    for s, (spec, where) in per_seat.items():
+        spec = "random" if spec is None else spec
+        if isinstance(spec, str):
+            try:
+                kind, row, name = core_bot(spec)
+            except ValueError as err:
+                raise ValueError(f"{where}: {err}") from None
+        else:
+            core = spec.core_policy() if callable(getattr(spec, "core_policy", None)) else None
+            name = getattr(spec, "name", type(spec).__name__)
+            if core is None:
+                raise ValueError(f"{where}: {name!r} does not run inside the core; the vector "
+                                 "envs take random, greedy and heuristic bots (NertzGymEnv "
+                                 "takes any agent)")
+            kind, row = core
+        kinds[:, s], knobs[:, s] = kind, row
+        names[s] = name
     return kinds, knobs, names
 
 

@@ -51,7 +51,7 @@ Every `RulesConfig` field as a keyword (`num_teams`, `team_sizes`, `river_size`,
 with `illegal_move` defaulting to `"penalize"` here; or `config=RulesConfig(...)` (fields given
 as keywords override it). Then `render_mode` (None, "ansi": `render()` returns the Table's
 text picture, "human": prints it, "rgb_array": `render()` returns the H x W x 3 uint8 picture of
-`nertz_env.render_rgb`, a constant size per number of teams), `episode` ("hand" |
+`nertz_env.envs.render`, a constant size per number of teams), `episode` ("hand" |
 "game"), `reward` ("score" | "relative" | "win"), `observation` ("flat"). A bad name or value
 is a ValueError. `reset(seed=..., options={"layout": layout})` starts from an API.md layout
 (other option keys are ignored).
@@ -71,17 +71,17 @@ import numpy as np
 from gymnasium import logger, spaces
 from pettingzoo import ParallelEnv
 
-from .actions import N_ACTIONS, WAIT
-from .config import RulesConfig
-from .core.observe import OBS_DIM, SUM_APPLIED, SUM_HAND, SUM_STATUS, SUM_TICK
-from .core.state import NertzState, copy_table
-from .engine import Engine
+from ..actions import N_ACTIONS, WAIT
+from ..config import RulesConfig
+from ..core.observe import OBS_DIM, SUM_APPLIED, SUM_HAND, SUM_STATUS, SUM_TICK
+from ..core.state import NertzState, copy_table
+from ..engine import Engine
 from .episode import (GameLedger, check_reward, env_config, load_snapshot, take_snapshot,
                       team_rewards)
-from .game import MAX_HANDS
-from .layout import PLAYING
-from .render_rgb import render_rgb
-from .table import Table
+from ..game import MAX_HANDS
+from ..layout import PLAYING
+from .render import render_rgb
+from ..table import Table
 
 OBSERVATIONS = ("flat",)
 RENDER_MODES = ("ansi", "human", "rgb_array")

@@ -9,7 +9,7 @@ moves by default, objects with the agent interface `act(observation, action_mask
 (issue 4), or frozen stable-baselines3 / sb3-contrib models (`FrozenPolicy`). Real time is discrete speed ticks (R20-R22): one `step` is one tick, in which
 the learner and every opponent choose a move and the engine resolves them together in a
 seeded priority order. The engine behind it is the batched numba core with one table
-(`Engine(config, n_tables=1)`); `nertz_env.vector.NertzVecEnv` is the same game for many
+(`Engine(config, n_tables=1)`); `nertz_env.envs.vector.NertzVecEnv` is the same game for many
 tables in one numba call.
 
 ```python
@@ -70,7 +70,7 @@ starts from an API.md layout instead (curricula, puzzles, tests).
 
 ## Episode End
 
-Chosen by `episode=` (the same logic as the PettingZoo env, shared in `nertz_env/episode.py`):
+Chosen by `episode=` (the same logic as the PettingZoo env, shared in `nertz_env/envs/episode.py`):
 
 - `"hand"` (default): one episode is one hand. `terminated` when the hand ends by a Nertz call
   (R24; with `auto_nertz=True` an empty Nertz pile ends it at once). `truncated` when no team
@@ -96,7 +96,7 @@ Stepping after the end changes nothing and repeats the end flags with reward 0.
   legal moves). An agent is an object with `act(observation, action_mask) -> int` (or a
   callable with that signature), receiving that seat's float32 observation and int8 mask; or
   a trained stable-baselines3 / sb3-contrib model (anything with `predict`, no `act`), which
-  is wrapped in `FrozenPolicy` (`nertz_env/opponents.py`): it calls
+  is wrapped in `FrozenPolicy` (`nertz_env/envs/opponents.py`): it calls
   `model.predict(observation, action_masks=mask, deterministic=True)` when `predict` takes
   `action_masks` (MaskablePPO), else `model.predict(observation, deterministic=True)`, and a
   predicted action that is illegal now is played as Wait (0).
@@ -104,7 +104,7 @@ Stepping after the end changes nothing and repeats the end flags with reward 0.
 - `episode`: `"hand"` or `"game"` (see Episode End).
 - `render_mode`: `None`, `"ansi"` (`render()` returns the `Table` text picture), `"human"`
   (`render()` prints it) or `"rgb_array"` (`render()` returns an H x W x 3 uint8 picture from
-  `nertz_env.render_rgb`, the learner's team framed; its size depends only on `num_teams`).
+  `nertz_env.envs.render`, the learner's team framed; its size depends only on `num_teams`).
 
 `info` after `reset` and `step`: `action_mask` (bool [322]), `applied` (the learner's move
 took effect this tick; False after reset), `tick`, `team` (the learner's team), `seat`,
@@ -131,17 +131,17 @@ import gymnasium
 import numpy as np
 from gymnasium import spaces
 
-from .actions import N_ACTIONS
-from .config import RulesConfig
-from .core.observe import OBS_DIM
-from .core.state import copy_table
-from .engine import Engine
+from ..actions import N_ACTIONS
+from ..config import RulesConfig
+from ..core.observe import OBS_DIM
+from ..core.state import copy_table
+from ..engine import Engine
 from .episode import (EPISODES, REWARDS, GameLedger, check_reward, env_config, load_snapshot,
                       take_snapshot, team_rewards)
-from .layout import OVER_TRUNCATED, PLAYING
+from ..layout import OVER_TRUNCATED, PLAYING
 from .opponents import FrozenPolicy, as_opponent, opponents_per_seat
-from .render_rgb import render_rgb
-from .table import Table
+from .render import render_rgb
+from ..table import Table
 
 __all__ = ["NertzGymEnv", "FrozenPolicy", "REWARDS", "EPISODES"]
 

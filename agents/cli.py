@@ -1,4 +1,4 @@
-"""The `nertz` command (also `python -m nertz_env`): small, with examples in every --help.
+"""The `nertz` command (also `python -m agents`): small, with examples in every --help.
 
     nertz play --teams 4 --every 50 --seed 0     one hand, random legal moves, the table
                                                  printed every 50 ticks, then the scores
@@ -15,7 +15,7 @@ import time
 
 import numpy as np
 
-from .config import RulesConfig
+from nertz_env.config import RulesConfig
 
 
 def _config(args) -> RulesConfig:
@@ -38,7 +38,7 @@ def _add_rules(p: argparse.ArgumentParser) -> None:
 
 
 def cmd_play(args) -> int:
-    from .table import Table
+    from nertz_env.table import Table
 
     cfg = _config(args)
     table = Table.deal(cfg, seed=args.seed)
@@ -62,7 +62,7 @@ def cmd_play(args) -> int:
 
 
 def cmd_game(args) -> int:
-    from .game import play_games
+    from nertz_env.game import play_games
 
     cfg = _config(args)
     t = time.perf_counter()
@@ -113,8 +113,8 @@ def _tournament_config(args) -> RulesConfig:
 
 
 def cmd_tournament(args) -> int:
-    from agents.registry import split_specs
-    from agents.tournament import run_tournament
+    from .registry import split_specs
+    from .tournament import run_tournament
 
     cfg = _tournament_config(args)
     specs = split_specs(args.agents)
