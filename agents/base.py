@@ -34,7 +34,11 @@ class Agent:
         raise NotImplementedError
 
     def act_batch(self, observations: np.ndarray, action_masks: np.ndarray) -> np.ndarray:
-        return np.array([self.act(o, m) for o, m in zip(observations, action_masks)], np.int64)
+        """`act` per row; every id checked (no float or bool cast to an id in silence)."""
+        from nertz_env.actions import check_action_id
+        where = f"agent {self.name!r} act"
+        return np.array([check_action_id(self.act(o, m), where=where)
+                         for o, m in zip(observations, action_masks)], np.int64)
 
     def core_policy(self):
         """(kind, knobs int64 [12]) when the core can play this agent itself, else None."""

@@ -9,21 +9,139 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import sys
 import time
+from pathlib import Path
 
 import numpy as np
 
 from nertz_env.config import RulesConfig
 
+# upper bounds of counts: far beyond any useful run, well inside every buffer's dtype
+MAX_DEALS = 1_000_000
+MAX_GAMES = 10_000              # each game keeps up to game.MAX_HANDS hand rows
+MAX_GAME_HANDS = 10_000
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse's errors as the CLI's other errors: one line on stderr, exit status 2."""
+
+    def error(self, message):
+        self.exit(2, f"nertz: error: {_one_line(message)} (see '{self.prog} --help')\n")
+
+
+def _one_line(text) -> str:
+    return "; ".join(line.strip() for line in str(text).splitlines() if line.strip())
+
+
+def _int_at_least(lo: int, hi: int | None = None, why: str = ""):
+    """An argparse type: an int in lo..hi, else argparse's one-line error naming the option."""
+    allowed = f"an int >= {lo}" if hi is None else f"an int from {lo} to {hi}"
+    allowed += f" ({why})" if why else ""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not {allowed}") from None
+        if value < lo or (hi is not None and value > hi):
+            raise argparse.ArgumentTypeError(f"{text} is out of range: {allowed}")
+        return value
+
+    return parse
+
+
+def _int_list(option: str, text: str) -> tuple:
+    """'1,2,1' -> (1, 2, 1); ValueError naming the option otherwise."""
+    out = []
+    for part in text.split(","):
+        try:
+            out.append(int(part))
+        except ValueError:
+            raise ValueError(f"{option} {text!r}: {part.strip()!r} is not an integer; write "
+                             "integers separated by commas, e.g. 1,2,1") from None
+    return tuple(out)
+
+
+# how --rule reads a value, by the annotation of the RulesConfig field
+def _rule_value(key: str, kind: str, text: str):
+    def bad(allowed):
+        return ValueError(f"--rule {key}={text}: {key} takes {allowed}")
+
+    low = text.strip().lower()
+    if "None" in kind and low in ("none", "null"):
+        return None
+    if kind.startswith("bool"):
+        if low not in ("true", "false"):
+            raise bad("true or false")
+        return low == "true"
+    if kind.startswith("int"):
+        try:
+            return int(text)
+        except ValueError:
+            raise bad("an integer") from None
+    if kind.startswith("float"):
+        try:
+            return float(text)
+        except ValueError:
+            raise bad("a number") from None
+    if kind.startswith("tuple"):
+        try:
+            return _int_list(f"--rule {key}", text)
+        except ValueError:
+            raise bad("integers separated by commas (or none)") from None
+    if kind.startswith("Mapping"):
+        out, pairs = {}, "KIND:TICKS pairs separated by commas, e.g. flip:2,shift:3 (or none)"
+        for part in text.split(","):
+            name, sep, num = part.replace("=", ":").partition(":")
+            try:
+                out[name.strip()] = int(num)
+            except ValueError:
+                raise bad(pairs) from None
+            if not sep:
+                raise bad(pairs)
+        return out
+    return text
+
+
+def _rules(items) -> dict:
+    """--rule FIELD=VALUE items -> RulesConfig keyword arguments."""
+    fields = {f.name: f for f in dataclasses.fields(RulesConfig)}
+    settable = sorted(n for n, f in fields.items() if f.init)
+    kw = {}
+    for item in items:
+        key, eq, value = item.partition("=")
+        key = key.strip()
+        if key in fields and not fields[key].init:
+            raise ValueError(f"--rule {item!r}: {key} is derived from the other fields (num_teams, "
+                             f"team_sizes), not set; settable fields: {', '.join(settable)}")
+        if not eq or key not in fields:
+            raise ValueError(f"--rule {item!r}: write FIELD=VALUE with a RulesConfig field: "
+                             + ", ".join(settable))
+        if key in kw:
+            raise ValueError(f"--rule {item!r}: {key} is given twice")
+        kind = fields[key].type if isinstance(fields[key].type, str) else str(fields[key].type)
+        kw[key] = _rule_value(key, kind, value)
+    return kw
+
 
 def _config(args) -> RulesConfig:
-    sizes = None
+    """The table's RulesConfig from the rules options (and, for tournaments, --speeds and
+    --rule; --rule wins over the options that set the same field)."""
+    kw = dict(num_teams=args.teams, river_size=args.river, max_ticks=args.max_ticks,
+              target_score=args.target)
     if args.team_sizes:
-        sizes = tuple(int(x) for x in args.team_sizes.split(","))
-    return RulesConfig(num_teams=args.teams, team_sizes=sizes, river_size=args.river,
-                       max_ticks=args.max_ticks, target_score=args.target)
+        kw["team_sizes"] = _int_list("--team-sizes", args.team_sizes)
+    if getattr(args, "speeds", ""):
+        kw["speeds"] = _int_list("--speeds", args.speeds)
+    rules = _rules(getattr(args, "rule", []))
+    for key, option in (("speeds", "--speeds"), ("team_sizes", "--team-sizes")):
+        if key in rules and key in kw:
+            raise ValueError(f"{key} is given twice: by {option} and by --rule {key}=...")
+    kw.update(rules)
+    return RulesConfig(**kw)
 
 
 def _add_rules(p: argparse.ArgumentParser) -> None:
@@ -34,7 +152,8 @@ def _add_rules(p: argparse.ArgumentParser) -> None:
     p.add_argument("--max-ticks", type=int, default=RulesConfig.max_ticks,
                    help=f"a hand ends after this many ticks (default {RulesConfig.max_ticks})")
     p.add_argument("--target", type=int, default=150, help="game target score (default 150)")
-    p.add_argument("--seed", type=int, default=0, help="seed of deals and moves (default 0)")
+    p.add_argument("--seed", type=_int_at_least(0), default=0,
+                   help="seed of deals and moves, an int >= 0 (default 0)")
 
 
 def cmd_play(args) -> int:
@@ -83,42 +202,20 @@ DEFAULT_AGENTS = ("random,greedy,heuristic,heuristic:style=lake-rush,"
                   "heuristic:style=river-builder,heuristic:style=cautious")
 
 
-def _rule_value(text: str):
-    low = text.lower()
-    if low in ("true", "false"):
-        return low == "true"
-    if low in ("none", "null"):
-        return None
-    try:
-        return int(text)
-    except ValueError:
-        pass
-    if "," in text:
-        return tuple(_rule_value(x) for x in text.split(","))
-    return text
-
-
-def _tournament_config(args) -> RulesConfig:
-    kw = {}
-    if args.speeds:
-        kw["speeds"] = tuple(int(x) for x in args.speeds.split(","))
-    fields = set(RulesConfig.__dataclass_fields__)
-    for item in args.rule:
-        key, eq, value = item.partition("=")
-        if not eq or key not in fields:
-            raise ValueError(f"--rule {item!r}: write FIELD=VALUE with a RulesConfig field: "
-                             + ", ".join(sorted(fields)))
-        kw[key] = _rule_value(value)
-    return _config(args).replace(**kw)
-
-
 def cmd_tournament(args) -> int:
-    from .registry import split_specs
-    from .tournament import run_tournament
+    from .registry import make_agent, split_specs
+    from .tournament import make_lineups, run_tournament
 
-    cfg = _tournament_config(args)
-    specs = split_specs(args.agents)
-    res = run_tournament(specs, config=cfg, deals=args.hands, seed=args.seed, mode=args.mode,
+    cfg = _config(args)                       # every value is checked before anything runs
+    agents = [make_agent(s, seed=args.seed) for s in split_specs(args.agents)]
+    make_lineups(len(agents), cfg.num_teams, args.format)
+    if args.out:
+        try:                                  # before playing: a bad --out fails at once
+            Path(args.out).mkdir(parents=True, exist_ok=True)
+        except OSError as err:
+            raise ValueError(f"--out {args.out!r}: cannot create that folder "
+                             f"({err.strerror or err})") from None
+    res = run_tournament(agents, config=cfg, deals=args.hands, seed=args.seed, mode=args.mode,
                          format=args.format, progress=not args.quiet,
                          max_game_hands=args.max_game_hands)
     print(f"{len(res.names)} agents, {cfg.num_teams} teams, {res.format}, {len(res.lineups)} "
@@ -134,7 +231,7 @@ def cmd_tournament(args) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    ap = argparse.ArgumentParser(
+    ap = _Parser(
         prog="nertz",
         description="Nertz (Nerts, Pounce) rules engine and RL environments. Rules: RULES.md "
                     "ids R1-R31; decisions: docs/engine_contract.md.",
@@ -150,7 +247,8 @@ def build_parser() -> argparse.ArgumentParser:
                        epilog="example: nertz play --teams 4 --team-sizes 2,1,1,2 --every 100",
                        formatter_class=argparse.RawDescriptionHelpFormatter)
     _add_rules(p)
-    p.add_argument("--every", type=int, default=100, help="print the table every N ticks (default 100)")
+    p.add_argument("--every", type=_int_at_least(1), default=100,
+                   help="print the table every N ticks, N >= 1 (default 100)")
     p.set_defaults(func=cmd_play)
     g = sub.add_parser("game", help="play whole games (R30) with random legal moves",
                        description="Play whole games to --target on the batched core, one table "
@@ -158,7 +256,8 @@ def build_parser() -> argparse.ArgumentParser:
                        epilog="example: nertz game --teams 3 --games 8 --target 100",
                        formatter_class=argparse.RawDescriptionHelpFormatter)
     _add_rules(g)
-    g.add_argument("--games", type=int, default=4, help="games to play in parallel (default 4)")
+    g.add_argument("--games", type=_int_at_least(1, MAX_GAMES), default=4,
+                   help=f"games to play in parallel, 1-{MAX_GAMES} (default 4)")
     g.add_argument("--json", action="store_true", help="print the results as JSON")
     g.set_defaults(func=cmd_game)
     t = sub.add_parser(
@@ -170,7 +269,9 @@ def build_parser() -> argparse.ArgumentParser:
                     "differences with 95% CIs; --out writes leaderboard.csv, pairs.csv, "
                     "results.json, hands.csv and leaderboard.png. Same seed, same files. Agents: "
                     "random, greedy, heuristic[:style=S,KNOB=V,...] (styles balanced, lake-rush, "
-                    "river-builder, cautious; knobs in docs/heuristics.md), ppo:PATH.zip.",
+                    "river-builder, cautious; knobs in docs/heuristics.md), "
+                    "ppo:PATH[,deterministic=true|false][,device=cpu|cuda|cuda:N|auto] (a saved "
+                    "MaskablePPO or PPO model; the options follow the path after commas).",
         epilog="examples:\n"
                "  nertz tournament                      # the shipped bots, 4 teams\n"
                "  nertz tournament --agents random,greedy,heuristic --hands 200 --teams 2 "
@@ -178,28 +279,35 @@ def build_parser() -> argparse.ArgumentParser:
                "  nertz tournament --agents heuristic,heuristic:withhold_stream=never "
                "--teams 2 --hands 2000\n"
                "  nertz tournament --agents greedy,heuristic --teams 3 --speeds 1,2,1 "
-               "--rule river_size=5 --mode games",
+               "--rule river_size=5 --mode games\n"
+               "  nertz tournament --agents greedy,ppo:runs/m.zip,deterministic=false --teams 2",
         formatter_class=argparse.RawDescriptionHelpFormatter)
     t.add_argument("--agents", default=DEFAULT_AGENTS,
                    help="comma-separated agent specs (default: every shipped bot)")
-    t.add_argument("--hands", type=int, default=200, metavar="N",
-                   help="deals per lineup; each is played once per rotation, so a lineup plays "
-                        "N x teams hands (default 200)")
+    t.add_argument("--hands", type=_int_at_least(2, MAX_DEALS, "intervals need 2 deals"),
+                   default=200, metavar="N",
+                   help="deals per lineup, 2 or more; each is played once per rotation, so a "
+                        "lineup plays N x teams hands (default 200)")
     _add_rules(t)
     t.add_argument("--speeds", default="", metavar="1,2,..",
                    help="ticks between moves per seat (R21; default: all 1)")
     t.add_argument("--rule", action="append", default=[], metavar="FIELD=VALUE",
-                   help="any other RulesConfig field, repeatable (e.g. --rule stacking=false)")
+                   help="any other RulesConfig field, repeatable: true/false, integers, "
+                        "comma-separated integers (speeds, team_sizes), KIND:TICKS pairs "
+                        "(move_ticks=flip:2,shift:3) or none (e.g. --rule stacking=false)")
     t.add_argument("--mode", choices=("hands", "games"), default="hands",
                    help="a deal is one hand, or a whole game to --target (default hands)")
-    t.add_argument("--max-game-hands", type=int, default=40,
+    t.add_argument("--max-game-hands", type=_int_at_least(1, MAX_GAME_HANDS), default=40,
                    help="games mode: stop a game after this many hands (default 40)")
     t.add_argument("--format", choices=("auto", "round-robin", "all-play-all"), default="auto",
                    help="round-robin: every set of --teams agents; all-play-all: all agents at "
                         "each table (default auto: round-robin when there are enough agents)")
     t.add_argument("--out", default="", metavar="DIR", help="write the leaderboard files here")
     t.add_argument("--no-plot", action="store_true", help="skip leaderboard.png")
-    t.add_argument("--quiet", action="store_true", help="no progress bar")
+    t.add_argument("--quiet", action="store_true",
+                   help="no progress bar, and no first-run notice (on a fresh install numba "
+                        "first compiles the kernels, about a minute on 2 cores; without "
+                        "--quiet a line on stderr says so)")
     t.set_defaults(func=cmd_tournament)
     return ap
 
@@ -213,7 +321,7 @@ def main(argv=None) -> int:
     try:
         return args.func(args)
     except ValueError as err:          # bad option values: the config's own message
-        print(f"nertz: error: {err}", file=sys.stderr)
+        print(f"nertz: error: {_one_line(err)}", file=sys.stderr)
         return 2
 
 

@@ -12,24 +12,51 @@ from nertz_env.envs.opponents import FrozenPolicy
 from .base import Agent, check_batch
 
 
+def _one_line(err: BaseException) -> str:
+    """An exception as one line (the CLI prints errors on one line)."""
+    text = " ".join(str(err).split())
+    return f"{type(err).__name__}: {text}" if text else type(err).__name__
+
+
+def load_model(path, device: str = "cpu"):
+    """A saved MaskablePPO model, else a saved PPO model, from `path` (or `path`.zip, as SB3
+    reads it). ValueError naming the path when the file is missing or neither class loads it
+    (with both loaders' messages: the real reason is in one of them)."""
+    p = Path(path)
+    if not p.is_file() and not Path(f"{p}.zip").is_file():
+        raise ValueError(f"ppo model {str(path)!r} does not exist (nor {str(path) + '.zip'!r}); "
+                         "give the path of a model saved with model.save()")
+    errors = []
+    try:
+        from sb3_contrib import MaskablePPO
+    except ImportError as exc:
+        errors.append(("MaskablePPO", exc))
+    else:
+        try:
+            return MaskablePPO.load(str(p), device=device)
+        except Exception as exc:  # any loader failure: try PPO, then report both
+            errors.append(("MaskablePPO", exc))
+    try:
+        from stable_baselines3 import PPO
+    except ImportError as exc:
+        raise ValueError(f"ppo model {str(path)!r}: ppo agents need the train extra: "
+                         "pip install -e '.[train]'") from exc
+    try:
+        return PPO.load(str(p), device=device)
+    except Exception as exc:  # reported together with the MaskablePPO error
+        errors.append(("PPO", exc))
+    why = "; ".join(f"as {name}: {_one_line(exc)}" for name, exc in errors)
+    raise ValueError(f"ppo model {str(path)!r} could not be loaded ({why})") from errors[-1][1]
+
+
 class PPOAgent(Agent):
-    """`ppo:path/to/model.zip`: a saved MaskablePPO (or PPO) model, deterministic actions;
-    the predicting is nertz_env.envs.opponents.FrozenPolicy's."""
+    """`ppo:path/to/model.zip`: a saved MaskablePPO (or PPO) model, deterministic actions by
+    default; the predicting is nertz_env.envs.opponents.FrozenPolicy's."""
 
     def __init__(self, path, deterministic: bool = True, device: str = "cpu"):
-        p = Path(path)
-        if not p.exists() and not p.with_suffix(".zip").exists():
-            raise ValueError(f"ppo model {str(path)!r} does not exist")
-        try:
-            from sb3_contrib import MaskablePPO
-        except ImportError as exc:  # pragma: no cover - depends on the install
-            raise ValueError("ppo agents need the train extra: pip install -e '.[train]'") from exc
-        try:
-            model = MaskablePPO.load(str(p), device=device)
-        except Exception:
-            from stable_baselines3 import PPO
-            model = PPO.load(str(p), device=device)
-        self.policy = FrozenPolicy(model, deterministic=deterministic)
+        if not isinstance(deterministic, bool):
+            raise ValueError(f"deterministic={deterministic!r} must be True or False")
+        self.policy = FrozenPolicy(load_model(path, device=device), deterministic=deterministic)
         self.name = f"ppo:{path}"
 
     def act(self, observation, action_mask) -> int:

@@ -29,20 +29,15 @@ import operator
 
 import numpy as np
 
+from nertz_env.actions import N_ACTIONS, WAIT, decode
+from nertz_env.layout import COL_CAP, MAX_RIVER, SRC_NERTZ, SRC_RIVER0, SRC_WASTE
+
 KNOB_NAMES = ("lake_nertz", "lake_stream", "lake_river", "empty_bonus", "nertz_river",
               "waste_river", "waste_river_useful", "shift_empty", "shift_expose", "flip",
               "withhold_stream", "withhold_river")
 
-# --- action numbering (nertz_env/actions.py docstring) -----------------------------------
-N_ACTIONS = 322
-WAIT, FLIP, CALL = 0, 1, 2
-LAKE0 = 3            # + source: nertz 0, waste 1, riverC 2 + C
-BUILD0 = 10          # + 5 * (0 nertz | 1 waste) + C
-SHIFT0 = 20          # + (4 * A + B') * 13 + I, B' = B if B < A else B - 1
-STACK0 = 280         # + 6 * source + (L - 2), L = 2..7
-N_COLUMNS = 5        # River columns in the numbering (a 4-column River leaves column 4 empty)
-COL_CAP = 13
-SRC_NERTZ, SRC_WASTE, SRC_RIVER0 = 0, 1, 2
+# --- action numbering: nertz_env/actions.py (its docstring has the table) -----------------
+N_COLUMNS = MAX_RIVER  # River columns in the numbering (a 4-column River leaves column 4 empty)
 
 # --- observation layout (nertz_env/core/observe.py docstring) ----------------------------
 OBS_DIM = 791
@@ -169,24 +164,16 @@ def decode_action(action):
     """(kind, ...) of an action id in the numbering of nertz_env/actions.py:
     ('wait',) ('flip',) ('call',) ('lake', src) ('build', src, C) ('shift', A, I, B)
     ('stack', src, L)."""
-    if action == WAIT:
-        return ("wait",)
-    if action == FLIP:
-        return ("flip",)
-    if action == CALL:
-        return ("call",)
-    if action < BUILD0:
-        return ("lake", action - LAKE0)
-    if action < SHIFT0:
-        frm, c = divmod(action - BUILD0, N_COLUMNS)
-        return ("build", frm, c)
-    if action < STACK0:
-        pair, index = divmod(action - SHIFT0, COL_CAP)
-        a, b_prime = divmod(pair, N_COLUMNS - 1)
-        b = b_prime if b_prime < a else b_prime + 1
-        return ("shift", a, index, b)
-    src, l_minus_2 = divmod(action - STACK0, 6)
-    return ("stack", src, l_minus_2 + 2)
+    kind, src, dst, index, length = decode(action)
+    if kind == "lake":
+        return ("lake", src)
+    if kind == "build":
+        return ("build", src, dst)
+    if kind == "shift":
+        return ("shift", src - SRC_RIVER0, index, dst)
+    if kind == "stack":
+        return ("stack", src, length)
+    return (kind,)
 
 
 def _score(v, k, action):

@@ -4,11 +4,22 @@
     greedy                                   Lake first, then Nertz to River, then flip
     heuristic                                heuristic:style=balanced
     heuristic:style=cautious,withhold_stream=when-useful,flip=20
-    ppo:path/to/model.zip                    a saved MaskablePPO model (needs [train])
+    ppo:PATH                                 a saved MaskablePPO (or PPO) model (needs [train])
+    ppo:PATH,deterministic=false,device=cpu  its options, after the path
 
-Styles and knobs: docs/heuristics.md (nertz_env/bots.py STYLES).
+Grammar: KIND[:OPTIONS]. For heuristic, OPTIONS is KEY=VALUE pairs separated by commas
+(style=S and the knobs of docs/heuristics.md, nertz_env/bots.py STYLES). For ppo, OPTIONS is
+the model's path (SB3 also tries PATH.zip), then optionally ",KEY=VALUE" pairs:
+deterministic=true|false (default true) and device=cpu|cuda|cuda:N|auto (default cpu);
+the path itself may not contain a comma. Unknown kinds, options and values are ValueErrors
+naming the spec. In a list of specs (split_specs), a comma-separated part KEY=VALUE whose
+KEY is a plain name belongs to the agent before it.
 """
 from __future__ import annotations
+
+import numbers
+import re
+from pathlib import Path
 
 from nertz_env.bots import spec_options as _options
 
@@ -16,19 +27,29 @@ from .base import Agent, SupportsAct
 from .bots import GreedyAgent, HeuristicAgent, RandomAgent, ScoredAgent
 
 KINDS = ("random", "greedy", "heuristic", "ppo")
+PPO_OPTIONS = ("deterministic", "device")
+_DEVICE = re.compile(r"cpu|auto|cuda(:\d+)?")
+_TRAILING_OPTION = re.compile(r"^(.+?):([A-Za-z_]\w*=.*)$")     # ppo:m.zip:deterministic=true
 
 
+def _is_option(part: str) -> bool:
+    """'flip=20' or 'device=cuda:0' (KEY a plain name), not 'heuristic:style=cautious'."""
+    key, eq, _ = part.partition("=")
+    return bool(eq) and key.strip().isidentifier()
 
 
-def split_specs(text: str) -> list:
+def split_specs(text) -> list:
     """'random,heuristic:style=cautious,flip=20,greedy' -> ['random',
-    'heuristic:style=cautious,flip=20', 'greedy']: a key=value part without ':' belongs to
-    the agent before it."""
+    'heuristic:style=cautious,flip=20', 'greedy']: a KEY=VALUE part (KEY a plain name)
+    belongs to the agent before it."""
+    if not isinstance(text, str):
+        raise ValueError(f"agents {text!r} must be a string of comma-separated agent specs, "
+                         "e.g. 'random,greedy,heuristic'")
     out = []
     for part in (p.strip() for p in text.split(",")):
         if not part:
             continue
-        if "=" in part and ":" not in part:
+        if _is_option(part):
             if not out:
                 raise ValueError(f"agents {text!r}: option {part!r} follows no agent")
             out[-1] += "," + part
@@ -39,13 +60,50 @@ def split_specs(text: str) -> list:
     return out
 
 
+def _ppo_agent(spec: str, rest: str):
+    path, _, opts_text = rest.partition(",")
+    path = path.strip()
+    if not path:
+        raise ValueError(f"agent {spec!r}: write ppo:path/to/model.zip[,deterministic=false]")
+    opts = _options(spec, opts_text)
+    unknown = sorted(set(opts) - set(PPO_OPTIONS))
+    if unknown:
+        raise ValueError(f"agent {spec!r}: unknown option {unknown[0]!r}; ppo options are "
+                         + ", ".join(PPO_OPTIONS))
+    det = opts.get("deterministic", "true").lower()
+    if det not in ("true", "false"):
+        raise ValueError(f"agent {spec!r}: deterministic={opts['deterministic']!r} must be "
+                         "true or false")
+    device = opts.get("device", "cpu")
+    if not _DEVICE.fullmatch(device):
+        raise ValueError(f"agent {spec!r}: device={device!r} must be cpu, cuda, cuda:N or auto")
+    trailing = _TRAILING_OPTION.match(path)
+    if trailing and not Path(path).exists() and not Path(f"{path}.zip").exists():
+        raise ValueError(f"agent {spec!r}: ppo options follow the path after a comma: "
+                         f"ppo:{trailing.group(1)},{trailing.group(2)}")
+    from .learned import PPOAgent
+    try:
+        agent = PPOAgent(path, deterministic=det == "true", device=device)
+    except ValueError as err:
+        raise ValueError(f"agent {spec!r}: {err}") from err.__cause__
+    if opts_text.strip():
+        agent.name = spec
+    return agent
+
+
 def make_agent(spec, seed=None):
-    """An agent from a spec string (see the module docstring); Agent objects pass through."""
+    """An agent from a spec string (see the module docstring); Agent objects pass through.
+    seed: the generator seed of a random agent (None or an int >= 0)."""
+    if isinstance(spec, type):
+        raise ValueError(f"agent {spec!r} is a class; pass an instance or a spec string")
     if isinstance(spec, SupportsAct):
         return spec
     if not isinstance(spec, str) or not spec.strip():
         raise ValueError(f"agent spec {spec!r} must be a non-empty string such as "
                          "'random', 'greedy', 'heuristic:style=balanced', 'ppo:model.zip'")
+    if seed is not None and (isinstance(seed, bool) or not isinstance(seed, numbers.Integral)
+                             or seed < 0):
+        raise ValueError(f"seed={seed!r} must be None or an int >= 0")
     spec = spec.strip()
     kind, _, rest = spec.partition(":")
     if kind == "random":
@@ -64,12 +122,9 @@ def make_agent(spec, seed=None):
         except ValueError as err:
             raise ValueError(f"agent {spec!r}: {err}") from None
     if kind == "ppo":
-        if not rest:
-            raise ValueError(f"agent {spec!r}: write ppo:path/to/model.zip")
-        from .learned import PPOAgent
-        return PPOAgent(rest)
+        return _ppo_agent(spec, rest)
     raise ValueError(f"agent {spec!r}: unknown kind {kind!r}; kinds are {', '.join(KINDS)}")
 
 
-__all__ = ["split_specs", "Agent", "RandomAgent", "ScoredAgent", "GreedyAgent", "HeuristicAgent", "make_agent",
-           "KINDS"]
+__all__ = ["KINDS", "Agent", "GreedyAgent", "HeuristicAgent", "RandomAgent", "ScoredAgent",
+           "make_agent", "split_specs"]

@@ -18,29 +18,39 @@ Design
 - Agents that live in the core (random, greedy, heuristic styles) are played entirely
   inside numba (play_bots_batch); any other agent (ppo:...) makes the runner drive the
   ticks from Python, batching `act_batch` over every table where it sits. Both paths give
-  the same numbers for the same bots (tests/test_tournament.py).
+  the same numbers for the same bots (tests/test_tournament.py). The Python path checks
+  every agent output once: act_batch's result is n action ids 0..N_ACTIONS-1 of an integer
+  dtype (else a ValueError naming the agent), and the Engine's `step` applies R31 to it
+  (illegal_move: raise names the agent; penalize or ignore play on).
+- First run: numba compiles the kernels a run needs on first use (then caches them); when
+  their cache files are missing, a run with progress on says so on stderr first
+  (compile_notice).
 - Same arguments, same numbers: every key comes from `seed` through numpy's SeedSequence,
   and the numbers of deal d do not depend on how many deals or lineups are played.
 """
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import itertools
+import numbers
+import os
+import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 
+from nertz_env.actions import check_action_array
 from nertz_env.config import RulesConfig
-from nertz_env.core.batch import deal_bots_range, play_bots_batch, play_bots_range
+from nertz_env.core.batch import deal_bots_range, play_bots_batch, play_bots_range, step_range
+from nertz_env.core.observe import observe_seat_range
 from nertz_env.core.policies import POLICY_EXTERNAL, new_policy_arrays, policy_actions_range
-from nertz_env.core.batch import step_range
-from nertz_env.engine import Engine
+from nertz_env.engine import PARALLEL_MIN_TABLES, Engine
 from nertz_env.game import decide_winner
-from nertz_env.layout import PLAYING
 
-from . import stats
+from . import report, stats
 from .registry import make_agent, split_specs
 
 FORMATS = ("auto", "round-robin", "all-play-all")
@@ -79,7 +89,7 @@ class TournamentResult:
                 "config": cfg, "leaderboard": self.leaderboard, "pairs": self.pairs}
 
     def table(self) -> str:
-        return stats.format_table(self.leaderboard, self.pairs)
+        return report.format_table(self.leaderboard, self.pairs)
 
     def write(self, out_dir, plot: bool = True) -> list:
         """leaderboard.csv, pairs.csv, results.json, hands.csv and leaderboard.png in out_dir."""
@@ -87,14 +97,14 @@ class TournamentResult:
         out.mkdir(parents=True, exist_ok=True)
         paths = [out / "leaderboard.csv", out / "pairs.csv", out / "results.json",
                  out / "hands.csv"]
-        stats.write_csv(self.leaderboard, paths[0])
-        stats.write_pairs_csv(self.pairs, paths[1])
-        stats.write_json(self.summary(), paths[2])
+        report.write_csv(self.leaderboard, paths[0])
+        report.write_pairs_csv(self.pairs, paths[1])
+        report.write_json(self.summary(), paths[2])
         self._write_hands(paths[3])
         if plot:
             paths.append(out / "leaderboard.png")
-            stats.plot_leaderboard(self.leaderboard, self.pairs, paths[-1],
-                                   title=self._title())
+            report.plot_leaderboard(self.leaderboard, self.pairs, paths[-1],
+                                    title=self._title())
         return paths
 
     def _title(self) -> str:
@@ -173,12 +183,15 @@ def run_tournament(agents, *, teams: int = 2, deals: int = 100, seed: int = 0,
         raise ValueError(f"config must be a RulesConfig, got {type(config).__name__}")
     if mode not in MODES:
         raise ValueError(f"mode {mode!r} is unknown; modes are {', '.join(MODES)}")
-    if not isinstance(deals, int) or deals < 2:
+    if isinstance(deals, bool) or not isinstance(deals, int) or deals < 2:
         raise ValueError(f"deals={deals!r} must be an int >= 2 (confidence intervals need 2 units)")
-    if not isinstance(max_game_hands, int) or max_game_hands < 1:
+    if (isinstance(max_game_hands, bool) or not isinstance(max_game_hands, int)
+            or max_game_hands < 1):
         raise ValueError(f"max_game_hands={max_game_hands!r} must be an int >= 1")
-    if not isinstance(batch_tables, int) or batch_tables < 1:
+    if isinstance(batch_tables, bool) or not isinstance(batch_tables, int) or batch_tables < 1:
         raise ValueError(f"batch_tables={batch_tables!r} must be an int >= 1")
+    if isinstance(seed, bool) or not isinstance(seed, numbers.Integral) or seed < 0:
+        raise ValueError(f"seed={seed!r} must be an int >= 0")
     if isinstance(agents, str):
         agents = split_specs(agents)
     objs = [make_agent(a, seed=seed) for a in agents]
@@ -208,6 +221,15 @@ def run_tournament(agents, *, teams: int = 2, deals: int = 100, seed: int = 0,
     core = [a.core_policy() if hasattr(a, "core_policy") else None for a in objs]
     seat_team = np.array(config.seat_team)
 
+    if progress:
+        if any(c is None for c in core):
+            kernels = PYTHON_PATH_KERNELS
+        else:
+            kernels = (play_bots_batch if min(M, batch_tables) >= PARALLEL_MIN_TABLES
+                       else play_bots_range,)
+        note = compile_notice(kernels)
+        if note:
+            print(note, file=sys.stderr, flush=True)
     bar = _progress(M, progress, f"{len(names)} agents, {T} teams")
     t0 = time.perf_counter()
     for lo in range(0, M, batch_tables):
@@ -226,15 +248,13 @@ def run_tournament(agents, *, teams: int = 2, deals: int = 100, seed: int = 0,
         outs = (out_scores[lo:hi], out_hands[lo:hi], out_calls[lo:hi], out_winner[lo:hi],
                 out_ticks[lo:hi])
         if (kinds == POLICY_EXTERNAL).any():
-            _play_python(config, objs, seat_agent, kinds, knobs, pol[lo:hi].copy(), *args,
-                         mode == "games", *outs)
+            _play_python(config, objs, names, seat_agent, kinds, knobs, pol[lo:hi].copy(),
+                         *args, mode == "games", *outs)
         else:
             eng = Engine(config, n_tables=n)                  # its size picks the kernel
-            fn = play_bots_batch if eng.parallel else play_bots_range
-            extra = () if eng.parallel else (0, n)
-            fn(eng.state, eng.params, eng.scratch, eng.masks, eng.actions, eng.priority,
-               eng.applied, pol[lo:hi].copy(), kinds, knobs, *args, mode == "games",
-               *outs, *extra)
+            eng.run_kernel(play_bots_batch, play_bots_range, eng.masks, eng.actions,
+                           eng.priority, eng.applied, pol[lo:hi].copy(), kinds, knobs, *args,
+                           mode == "games", *outs)
         bar.update(n)
     bar.close()
     elapsed = time.perf_counter() - t0
@@ -275,34 +295,44 @@ def _win_shares(score):
     return top / top.sum(axis=1, keepdims=True)
 
 
-def _play_python(config, objs, seat_agent, kinds, knobs, policy_rng, dkeys, pkeys, first_hand,
-                 games, out_scores, out_hands, out_calls, out_winner, out_ticks):
+def _play_python(config, objs, names, seat_agent, kinds, knobs, policy_rng, dkeys, pkeys,
+                 first_hand, games, out_scores, out_hands, out_calls, out_winner, out_ticks):
     """The same play as play_bots_range, driven tick by tick from Python so that agents
-    outside the core (torch policies) can act; every table of the batch moves in lock step."""
+    outside the core (torch policies) can act; every table of the batch moves in lock step.
+    Every tick goes through Engine.step, which checks the agents' ids (R31 included)."""
     n, S = seat_agent.shape
     T = config.num_teams
     H = out_scores.shape[1]
     eng = Engine(config, n_tables=n, parallel=False)
-    st, prm, scr = eng.state, eng.params, eng.scratch
+    st = eng.state
     st.rng[:] = pkeys
+
+    def serial(kernel, *args):                   # a serial engine: only the range kernel runs
+        eng.run_kernel(None, kernel, *args)
+
+    acts = np.zeros((n, S), np.int16)            # the core bots' choices, then the agents'
     hand_no = first_hand.copy()
     h_idx = np.zeros(n, np.int64)
     totals = np.zeros((n, T), np.int64)
     game_calls = np.zeros((n, T), np.int64)
     live = np.ones(n, bool)
-    deal_bots_range(st, prm, scr, eng.masks, dkeys, hand_no, np.ones(n, np.int8), 0, n)
+    serial(deal_bots_range, eng.masks, dkeys, hand_no, np.ones(n, np.int8))
     external = sorted({int(i) for i in np.unique(seat_agent[kinds == POLICY_EXTERNAL])})
     while live.any():
-        policy_actions_range(st, prm, scr, eng.masks, kinds, knobs, policy_rng, eng.actions, 0, n)
+        serial(policy_actions_range, eng.masks, kinds, knobs, policy_rng, acts)
         for s in range(S):
             seat_rows = [(i, np.flatnonzero((seat_agent[:, s] == i) & live)) for i in external]
             if any(rows.size for _, rows in seat_rows):
                 obs = eng.observe(seat=s)[:, 0]                  # once per seat and tick
                 for i, rows in seat_rows:
                     if rows.size:
-                        eng.actions[rows, s] = objs[i].act_batch(obs[rows], eng.masks[rows, s])
-        step_range(st, prm, scr, eng.actions, eng.priority, eng.masks, eng.applied, 0, n)
-        done = np.flatnonzero(live & (st.status != PLAYING))
+                        acts[rows, s] = agent_actions(objs[i], names[i], obs[rows],
+                                                      eng.masks[rows, s])
+        try:
+            eng.step(acts)
+        except ValueError as err:                # R31 under illegal_move="raise"
+            raise ValueError(_blame(err, eng, acts, live, seat_agent, names)) from None
+        done = np.flatnonzero(live & eng.hand_over)
         if not done.size:
             continue
         scores = eng.hand_scores()
@@ -329,7 +359,84 @@ def _play_python(config, objs, seat_agent, kinds, knobs, policy_rng, dkeys, pkey
             else:
                 live[e] = False
         if redeal.any():
-            deal_bots_range(st, prm, scr, eng.masks, dkeys, hand_no, redeal, 0, n)
+            serial(deal_bots_range, eng.masks, dkeys, hand_no, redeal)
+
+
+def agent_actions(agent, name, observations, action_masks) -> np.ndarray:
+    """agent.act_batch(observations, action_masks) (or `act` per row for an agent with only
+    `act`), checked: int64 [n] action ids 0..N_ACTIONS-1 of an integer dtype; anything else
+    (floats, bools, wrong length, ids out of range) is a ValueError naming the agent."""
+    where = f"agent {name!r} act_batch"
+    batch = getattr(agent, "act_batch", None)
+    if callable(batch):
+        out = batch(observations, action_masks)
+    else:
+        where = f"agent {name!r} act"
+        out = [agent.act(o, m) for o, m in zip(observations, action_masks)]
+    try:
+        out = np.asarray(out)
+    except (TypeError, ValueError) as err:       # ragged lists and the like
+        raise ValueError(f"{where}: returned {type(out).__name__}, not an array of action "
+                         f"ids ({err})") from None
+    return check_action_array(out, (len(observations),), where=where)
+
+
+def _blame(err, eng, acts, live, seat_agent, names) -> str:
+    """The engine's R31 message with the name of the agent that chose the illegal move."""
+    legal = np.take_along_axis(eng.masks, acts[..., None].astype(np.intp), axis=2)[..., 0]
+    bad = (legal == 0) & live[:, None]
+    if not bad.any():
+        return str(err)
+    e, s = np.argwhere(bad)[0]
+    return f"agent {names[seat_agent[e, s]]!r} (seat {s}): {err}"
+
+
+# ---------------------------------------------------------------------------- first run
+PYTHON_PATH_KERNELS = (deal_bots_range, policy_actions_range, step_range, observe_seat_range)
+COMPILE_NOTICE = ("numba is compiling the game kernels (first run after install; cached for "
+                  "later runs): about a minute on a 2-core machine, the progress bar waits "
+                  "at 0% meanwhile")
+
+
+def numba_cache_dirs(py_file) -> list:
+    """The directories where numba keeps the cache files of functions defined in py_file,
+    in the order of its locators: NUMBA_CACHE_DIR if set (nothing else is then used), else
+    the __pycache__ beside the file, then the user-wide cache (read-only installs)."""
+    import numba
+
+    src_dir = os.path.dirname(os.path.abspath(py_file))
+    # numba's subfolder for a source folder: its name and a hash of its path
+    sub = f"{os.path.basename(src_dir)}_{hashlib.sha1(src_dir.encode()).hexdigest()}"
+    if numba.config.CACHE_DIR:
+        return [os.path.join(numba.config.CACHE_DIR, sub)]
+    dirs = [os.path.join(src_dir, "__pycache__")]
+    try:
+        from numba.misc.appdirs import AppDirs
+        dirs.append(os.path.join(AppDirs(appname="numba", appauthor=False).user_cache_dir, sub))
+    except ImportError:  # pragma: no cover - numba moved its vendored appdirs
+        pass
+    return dirs
+
+
+def kernel_cached(kernel) -> bool:
+    """Whether numba's cache holds an index (.nbi) for `kernel`, a @njit(cache=True)
+    function: its file is named module.qualname-firstline.pyXY.nbi. True under
+    NUMBA_DISABLE_JIT (nothing compiles) and for functions that are not dispatchers."""
+    import numba
+
+    py_func = getattr(kernel, "py_func", None)
+    if numba.config.DISABLE_JIT or py_func is None:
+        return True
+    py_file = py_func.__code__.co_filename
+    module = os.path.splitext(os.path.basename(py_file))[0]
+    index = (f"{module}.{py_func.__qualname__}-{py_func.__code__.co_firstlineno}"
+             f".py{sys.version_info[0]}{sys.version_info[1]}.nbi")
+    return any(os.path.isfile(os.path.join(d, index)) for d in numba_cache_dirs(py_file))
+
+
+def compile_notice(kernels) -> str | None:
+    """COMPILE_NOTICE when any of `kernels` has no cache file yet (a fresh install), else None."""
+    return None if all(kernel_cached(k) for k in kernels) else COMPILE_NOTICE
 
 
 def _unique_names(names):

@@ -2,19 +2,11 @@
 
 Public API (shared/API.md): RulesConfig, Table, Move, TickResult; Engine for batched play.
 
-numba threading layer: unless NUMBA_THREADING_LAYER is set (or numba.config.THREADING_LAYER
-was changed before this import), importing nertz_env selects numba's "workqueue" layer: its
-parallel launches cost far less than the OpenMP layer's on small machines (benchmarks/
-throughput.py, issue 3). The workqueue layer is not safe for parallel kernels called from
-several Python threads at once (numba aborts the process): set NUMBA_THREADING_LAYER=omp
-(or tbb) for that.
+numba's threading layer is left as numba chooses it (or as NUMBA_THREADING_LAYER sets it):
+importing nertz_env changes no numba setting. Engines and environments may be stepped from
+several Python threads at once; the engine serializes its parallel launches only under the
+"workqueue" layer, which is not thread-safe (nertz_env/engine.py, launch_parallel).
 """
-import os as _os
-
-import numba as _numba
-
-if "NUMBA_THREADING_LAYER" not in _os.environ and _numba.config.THREADING_LAYER == "default":
-    _numba.config.THREADING_LAYER = "workqueue"
 from .actions import N_ACTIONS, Move
 from .config import RulesConfig
 from .engine import Engine

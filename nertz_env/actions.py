@@ -29,19 +29,20 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .layout import COL_CAP, MAX_RIVER, N_SOURCES, SRC_NERTZ, SRC_RIVER0, SRC_WASTE
+import numpy as np
 
-WAIT, FLIP, CALL = 0, 1, 2
-LAKE0 = 3
-BUILD0 = LAKE0 + N_SOURCES                      # 10
-SHIFT0 = BUILD0 + 2 * MAX_RIVER                 # 20
-SHIFT_PAIRS = MAX_RIVER * (MAX_RIVER - 1)       # 20
-STACK0 = SHIFT0 + SHIFT_PAIRS * COL_CAP         # 280
-STACK_MAX = MAX_RIVER + 2                       # R16: at most river_size + 2 cards
-STACK_LENS = STACK_MAX - 1                      # lengths 2..7
-N_ACTIONS = STACK0 + N_SOURCES * STACK_LENS     # 322
+from .core import codec as _codec
+from .core.codec import (BUILD0, CALL, FLIP, LAKE0, N_ACTIONS, SHIFT0, SHIFT_PAIRS,  # noqa: F401
+                         STACK0, STACK_LENS, STACK_MAX, WAIT)
+from .layout import COL_CAP, MAX_RIVER, SRC_NERTZ, SRC_RIVER0, SRC_WASTE  # noqa: F401
 
-KINDS = ("wait", "flip", "call", "lake", "build", "shift", "stack")
+KINDS = ("wait", "flip", "call", "lake", "build", "shift", "stack")   # codec.KIND_* order
+
+# the numbering's functions (core/codec.py) as plain Python: the same code the kernels
+# inline, without a compile on first use (under NUMBA_DISABLE_JIT they are plain already)
+_lake_id, _build_id, _shift_id, _stack_id, _decode = (
+    getattr(f, "py_func", f) for f in (_codec.lake_id, _codec.build_id, _codec.shift_id,
+                                       _codec.stack_id, _codec.decode))
 
 
 def source_text(src: int) -> str:
@@ -159,8 +160,8 @@ class Move:
 
 
 def shift_id(col_from: int, index: int, col_to: int) -> int:
-    b = col_to if col_to < col_from else col_to - 1
-    return SHIFT0 + (4 * col_from + b) * COL_CAP + index
+    """Action id of riverA:I>riverB (A = col_from, B = col_to)."""
+    return _shift_id(col_from, index, col_to)
 
 
 def encode_move(move: Move) -> int:
@@ -172,43 +173,66 @@ def encode_move(move: Move) -> int:
     if move.kind == "call":
         return CALL
     if move.kind == "lake":
-        return LAKE0 + move.sources[0]
+        return _lake_id(move.sources[0])
     if move.kind == "build":
-        return BUILD0 + MAX_RIVER * move.sources[0] + move.dst
+        return _build_id(move.sources[0], move.dst)
     if move.kind == "shift":
         if move.index is None:
             raise ValueError(f"move {str(move)!r}: give the River index to encode a shift")
-        return shift_id(move.sources[0] - SRC_RIVER0, move.index, move.dst)
-    return STACK0 + STACK_LENS * move.sources[0] + (len(move.sources) - 2)
+        return _shift_id(move.sources[0] - SRC_RIVER0, move.index, move.dst)
+    return _stack_id(move.sources[0], len(move.sources))
 
 
-def check_action_id(action) -> int:
-    if isinstance(action, bool) or not hasattr(action, "__index__"):
-        raise ValueError(f"action {action!r} is not an int; action ids are 0..{N_ACTIONS - 1}")
-    a = int(action)
+def check_action_id(action, where: str = "action") -> int:
+    """The one reading of a single action id, shared by every env and the Table: a Python
+    or numpy integer (or a one-element integer array) in 0..N_ACTIONS-1. bool, float (even
+    1.0), str and None are ValueErrors naming `where` and the allowed ids."""
+    a = action
+    if isinstance(a, np.ndarray) and a.size == 1 and a.dtype.kind in "iu":
+        a = a.reshape(()).item()
+    if isinstance(a, (bool, np.bool_)) or not isinstance(a, (int, np.integer)):
+        raise ValueError(f"{where}: {action!r} is not an action id; action ids are ints "
+                         f"0..{N_ACTIONS - 1} (nertz_env/actions.py)")
+    a = int(a)
     if not 0 <= a < N_ACTIONS:
-        raise ValueError(f"action id {a} is out of range: action ids are 0..{N_ACTIONS - 1}")
+        raise ValueError(f"{where}: action id {a} is out of range; action ids are 0..{N_ACTIONS - 1}")
     return a
+
+
+def check_action_array(actions, shape: tuple, where: str = "actions") -> np.ndarray:
+    """The one reading of a batch of action ids: an integer array of exactly `shape` (no
+    bool or float dtype, no silent cast) with every id in 0..N_ACTIONS-1; returned as int64.
+    A ValueError names `where`, the index and the id otherwise."""
+    a = np.asarray(actions)
+    if a.dtype.kind not in "iu":
+        raise ValueError(f"{where}: dtype {a.dtype} is not an integer dtype; action ids are "
+                         f"ints 0..{N_ACTIONS - 1}")
+    if a.shape != tuple(shape):
+        raise ValueError(f"{where}: shape {a.shape}; expected {tuple(shape)}")
+    bad = (a < 0) | (a >= N_ACTIONS)
+    if bad.any():
+        i = tuple(int(x) for x in np.argwhere(bad)[0])
+        raise ValueError(f"{where}: action id {int(a[i])} at index {i} is out of range; "
+                         f"action ids are 0..{N_ACTIONS - 1}")
+    return a.astype(np.int64)
+
+
+def decode(action) -> tuple:
+    """(kind name, src, dst, index, length) of a valid action id (core/codec.py decode, the
+    kind as its name in KINDS). ValueError for anything but an id 0..N_ACTIONS-1."""
+    kind, src, dst, index, length = _decode(check_action_id(action))
+    return KINDS[kind], src, dst, index, length
 
 
 def decode_simple(action: int) -> Move | tuple:
     """Move for every id but a stack; for a stack, ('stack', bottom source, length)."""
-    a = check_action_id(action)
-    if a == WAIT:
-        return Move("wait")
-    if a == FLIP:
-        return Move("flip")
-    if a == CALL:
-        return Move("call")
-    if a < BUILD0:
-        return Move("lake", (a - LAKE0,))
-    if a < SHIFT0:
-        frm, col = divmod(a - BUILD0, MAX_RIVER)
-        return Move("build", (frm,), col)
-    if a < STACK0:
-        pair, index = divmod(a - SHIFT0, COL_CAP)
-        col_from, b = divmod(pair, MAX_RIVER - 1)
-        col_to = b if b < col_from else b + 1
-        return Move("shift", (SRC_RIVER0 + col_from,), col_to, index)
-    src, length = divmod(a - STACK0, STACK_LENS)
-    return ("stack", src, length + 2)
+    kind, src, dst, index, length = decode(action)
+    if kind in ("wait", "flip", "call"):
+        return Move(kind)
+    if kind == "lake":
+        return Move("lake", (src,))
+    if kind == "build":
+        return Move("build", (src,), dst)
+    if kind == "shift":
+        return Move("shift", (src,), dst, index)
+    return ("stack", src, length)

@@ -6,6 +6,8 @@ derived seat map (which seat belongs to which team). It never imports numba or t
 """
 from __future__ import annotations
 
+import hashlib
+import json
 from dataclasses import dataclass, field
 from typing import Mapping
 
@@ -17,6 +19,32 @@ DEFAULT_MAX_TICKS = 3000
 
 def _is_int(x) -> bool:
     return isinstance(x, int) and not isinstance(x, bool)
+
+
+class FrozenDict(dict):
+    """A dict that cannot be changed (RulesConfig.move_ticks): a frozen config stays frozen.
+    A dict subclass, not a MappingProxyType, so that pickle, copy, dataclasses.asdict and
+    json keep working; mutators raise TypeError like a tuple's or a mappingproxy's."""
+
+    __slots__ = ()
+
+    def _immutable(self, *args, **kwargs):
+        raise TypeError("RulesConfig.move_ticks is read-only; use config.replace(move_ticks=...)")
+
+    __setitem__ = __delitem__ = __ior__ = _immutable
+    clear = pop = popitem = setdefault = update = _immutable
+
+    def __hash__(self):
+        return hash(frozenset(self.items()))
+
+    def __reduce__(self):                  # (dict's default pickling calls __setitem__)
+        return type(self), (dict(self),)
+
+    def __copy__(self):
+        return self
+
+    def __deepcopy__(self, memo):
+        return self
 
 
 @dataclass(frozen=True)
@@ -110,7 +138,7 @@ class RulesConfig:
                         f"keys among {MOVE_KINDS} (unknown key {k!r})")
                 if not _is_int(v) or not 1 <= v <= 100:
                     bad("move_ticks", self.move_ticks, f"{k!r} must be an int from 1 to 100 (R21)")
-            full = {k: int(self.move_ticks.get(k, 1)) for k in MOVE_KINDS}
+            full = FrozenDict({k: int(self.move_ticks.get(k, 1)) for k in MOVE_KINDS})
             object.__setattr__(self, "move_ticks", full)
         if self.illegal_move not in ILLEGAL_MODES:
             bad("illegal_move", self.illegal_move, f"one of {ILLEGAL_MODES} (R31)")
@@ -135,13 +163,40 @@ class RulesConfig:
         """Tick cost of each move kind (R21), always complete."""
         return dict(self.move_ticks) if self.move_ticks is not None else {k: 1 for k in MOVE_KINDS}
 
+    def to_dict(self) -> dict:
+        """The init fields as plain Python values (tuples as lists, move_ticks as a dict):
+        `RulesConfig(**config.to_dict())` is the same config."""
+        out = {}
+        for f in self.__dataclass_fields__:
+            if f == "num_seats":
+                continue
+            v = getattr(self, f)
+            out[f] = dict(v) if isinstance(v, Mapping) else list(v) if isinstance(v, tuple) else v
+        return out
+
+    def fingerprint(self) -> str:
+        """A stable hash of the rules (sha256 of the fields as canonical JSON): equal configs,
+        equal fingerprints, on every machine and Python version (snapshots carry it)."""
+        cached = self.__dict__.get("_fingerprint")      # (not a field: eq, repr, pickle skip it)
+        if cached is None:
+            text = json.dumps(self.to_dict(), sort_keys=True, separators=(",", ":"))
+            cached = self.__dict__["_fingerprint"] = hashlib.sha256(text.encode()).hexdigest()
+        return cached
+
     def replace(self, **changes) -> "RulesConfig":
         """A copy with some fields changed (validated again)."""
         kwargs = {f: getattr(self, f) for f in self.__dataclass_fields__ if f != "num_seats"}
         kwargs.update(changes)
         return RulesConfig(**kwargs)
 
+    def __reduce__(self):                  # pickle / copy: rebuilt (and validated) from fields
+        return _rebuild, (self.to_dict(),)
+
     def __hash__(self):
         return hash(tuple(
             tuple(sorted(v.items())) if isinstance(v, Mapping) else v
             for f, v in ((f, getattr(self, f)) for f in self.__dataclass_fields__ if f != "num_seats")))
+
+
+def _rebuild(fields: dict) -> RulesConfig:
+    return RulesConfig(**fields)

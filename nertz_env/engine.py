@@ -16,20 +16,29 @@ tests). PARALLEL_MIN_TABLES sets the switch.
 Validation happens here, at the Python boundary, before anything changes: action ids out of
 range, wrong shapes, illegal moves under illegal_move="raise" are `ValueError`s naming the
 table, seat and action.
+
+Threads: the engine leaves numba's threading layer to numba (or NUMBA_THREADING_LAYER).
+Engines may be stepped from several Python threads at once, each its own engine: every prange
+kernel is launched through `launch_parallel`, which holds a process-wide lock while the layer
+in use is numba's "workqueue" (it aborts the process when two threads enter it at once) and
+launches freely under the thread-safe layers (omp, tbb).
 """
 from __future__ import annotations
 
 import functools
+import threading
 
+import numba
 import numpy as np
 
 from .actions import N_ACTIONS
 from .config import RulesConfig
-from .core.batch import (deal_batch, deal_range, deal_seeded_batch, masks_range, step_batch,
-                         step_range, write_masks_batch, write_scores_batch)
-from .core.observe import (OBS_DIM, observe_batch, observe_range, observe_seat_batch,
-                           observe_seat_range, step_observe_batch, step_observe_range,
-                           summary_width)
+from .core.batch import (deal_batch, deal_range, deal_seeded_batch, masks_range,
+                         observe_range_tuples, step_batch, step_observe_range_tuples,
+                         step_range_tuples, write_masks_batch, write_scores_batch)
+from .core.legal import first_illegal
+from .core.observe import (OBS_DIM, observe_batch, observe_seat_batch, observe_seat_range,
+                           step_observe_batch, summary_width)
 from .core.state import allocate_masks, allocate_scratch, allocate_state, make_params
 from .layout import DECK, OVER_TRUNCATED, PLAYING
 
@@ -38,36 +47,26 @@ PARALLEL_MIN_TABLES = 256
 _FLOAT32, _INT8 = np.dtype(np.float32), np.dtype(np.int8)
 
 
-class _Bound:
-    """kernel(*args, *extra) for one fixed tuple of objects `args` (an engine's own buffers),
-    called as `bound.call(*extra)`. The first call goes through numba's dispatcher (compiling
-    if needed); then `call` becomes a functools.partial of the compiled entry point for those
-    arguments' types, skipping the dispatcher's per-call typing of the state namedtuples
-    (about 10 us a call on the development machine, several times the work of a one-table
-    tick) and any Python frame. The objects never change, so neither do their types; `extra`
-    (fresh output arrays) must have the same types on every call. Under NUMBA_DISABLE_JIT
-    (no `overloads`) it stays a plain call."""
+_LAUNCH_LOCK = threading.Lock()
+# None: not known yet (no parallel launch in this process); then True only under workqueue
+_serialize_launches = None
 
-    __slots__ = ("kernel", "args", "call")
 
-    def __init__(self, kernel, *args):
-        self.kernel, self.args, self.call = kernel, args, self._first_call
-
-    def __getstate__(self):                # pickle / deepcopy: the entry point is rebuilt
-        return self.kernel, self.args
-
-    def __setstate__(self, state):
-        self.kernel, self.args = state
-        self.call = self._first_call
-
-    def _first_call(self, *extra):
-        out = self.kernel(*self.args, *extra)
-        overloads = getattr(self.kernel, "overloads", None)
-        if overloads is not None:
-            cres = overloads.get(tuple(self.kernel.typeof_pyval(a) for a in self.args + extra))
-            if cres is not None:
-                self.call = functools.partial(cres.entry_point, *self.args)
-        return out
+def launch_parallel(kernel, *args):
+    """kernel(*args) for a prange (parallel=True) kernel, safe from any number of threads:
+    serialized by a process-wide lock while numba's threading layer is "workqueue" (or not
+    yet known: the first launch picks the layer), unlocked under omp and tbb."""
+    global _serialize_launches
+    if _serialize_launches is False:
+        return kernel(*args)
+    with _LAUNCH_LOCK:
+        out = kernel(*args)
+        if _serialize_launches is None:
+            try:
+                _serialize_launches = numba.threading_layer() == "workqueue"
+            except ValueError:            # no layer launched (NUMBA_DISABLE_JIT): stay locked
+                pass
+    return out
 
 
 class Engine:
@@ -93,8 +92,8 @@ class Engine:
         self._all = np.ones(n_tables, np.int8)
         self._seat_obs = None
         self._raise_illegal = self.config.illegal_move == "raise"
-        # the kernels over this engine's own buffers, bound once (_Bound: no per-call typing);
-        # the observation buffer (B x S x OBS_DIM floats) only when first asked for
+        # the kernels over this engine's own buffers, bound once (_bind); the observation
+        # buffer (B x S x OBS_DIM floats) only when first asked for
         self._obs = self._summary = self._step_observe = self._observe = None
         self.parallel = n_tables >= PARALLEL_MIN_TABLES if parallel is None else bool(parallel)
         self.np_random = np.random.default_rng(seed)
@@ -108,10 +107,22 @@ class Engine:
     @parallel.setter
     def parallel(self, value) -> None:
         self._parallel = bool(value)
-        self._step = self._bind(step_batch, step_range, self.actions, self.priority,
+        self._step = self._bind(step_batch, step_range_tuples, self.actions, self.priority,
                                 self.masks, self.applied)
         if self._obs is not None:
             self._bind_observe()
+
+    def __getstate__(self):
+        """pickle / deepcopy: the bound kernels are left out and rebound on load."""
+        state = self.__dict__.copy()
+        for name in ("_step", "_step_observe", "_observe"):
+            state.pop(name, None)
+        return state
+
+    def __setstate__(self, state):
+        self.__dict__.update(state)
+        self._step_observe = self._observe = None
+        self.parallel = self._parallel
 
     # ------------------------------------------------------------------ deals
     def seed(self, seed) -> None:
@@ -125,9 +136,9 @@ class Engine:
             self.np_random = np.random.default_rng(seed)
         self.state.rng[:] = self.np_random.integers(0, 2**63, size=self.n_tables, dtype=np.uint64)
         hands = self._hands(hands)
-        # (not _run: the prange kernel takes no decks and no seeded flag)
+        # (not run_kernel: the prange kernel takes no decks and no seeded flag)
         if self.parallel:
-            deal_seeded_batch(*self._common(), self._all, hands, self.masks)
+            launch_parallel(deal_seeded_batch, *self._common(), self._all, hands, self.masks)
         else:
             deal_range(*self._common(), self._all, self.scratch.decks, hands, self.masks, True,
                        0, self.n_tables)
@@ -145,7 +156,7 @@ class Engine:
             raise ValueError(f"decks[{e}, {t}] is not a permutation of the card ids 0..51")
         decks, hands = decks.astype(np.int8), self._hands(hands)
         if self.parallel:
-            deal_batch(*self._common(), self._all, decks, hands, self.masks)
+            launch_parallel(deal_batch, *self._common(), self._all, decks, hands, self.masks)
         else:
             deal_range(*self._common(), self._all, decks, hands, self.masks, False, 0,
                        self.n_tables)
@@ -160,7 +171,34 @@ class Engine:
 
     def refresh_masks(self) -> None:
         """Rewrite every mask after the state was written from outside (layouts, set_state)."""
-        self._run(write_masks_batch, masks_range, self.masks)
+        self.run_kernel(write_masks_batch, masks_range, self.masks)
+
+    # ------------------------------------------------------------------ state from outside
+    def check_invariants(self, complete_decks: bool = True) -> None:
+        """ValueError naming the table, team and what is wrong if the state breaks an
+        invariant of core/invariants.py. complete_decks: every deck's 52 cards in play (a
+        dealt table); False allows the partial decks of layouts (cards out of play)."""
+        from .core.invariants import check_state
+        check_state(self.state, self.params, complete_decks)
+
+    def checked_state(self, arrays, complete_decks: bool = True, what: str = "state"):
+        """Validated copies of state arrays (a dict of every NertzState field, or a NertzState)
+        for this engine: integer dtypes that fit exactly, this config's shapes, the invariants
+        of core/invariants.py; else a ValueError naming the array / table / team (`what`
+        prefixes it). Nothing is written."""
+        from .core.invariants import check_state
+        from .core.state import coerce_state
+        state = coerce_state(arrays, self.state, what)
+        check_state(state, self.params, complete_decks, what)
+        return state
+
+    def write_state(self, arrays, complete_decks: bool = True, what: str = "state") -> None:
+        """Replace every table's state by `arrays` (checked_state first: nothing changes on a
+        ValueError), then rewrite the masks. The generators (np_random) are not touched."""
+        state = self.checked_state(arrays, complete_decks, what)
+        for dst, src in zip(self.state, state):
+            dst[...] = src
+        self.refresh_masks()
 
     # ------------------------------------------------------------------ play
     def step(self, actions, priority=None) -> np.ndarray:
@@ -168,7 +206,7 @@ class Engine:
         permutations of the seats. Returns applied [B, S] (1 = took effect). Tables whose
         hand is over are left as they are."""
         self._load(actions, priority)
-        self._step.call()
+        self._step()
         return self.applied
 
     def step_observe(self, actions=None, priority=None):
@@ -194,37 +232,30 @@ class Engine:
             self._bind_observe()
         obs = np.empty(self._obs_shape, _FLOAT32)
         masks = np.empty(self._masks_shape, _INT8)
-        self._step_observe.call(obs, masks)
+        self._step_observe(obs, masks)
         return self._summary, obs, masks
 
-    def _step_observe_into(self, obs, masks) -> np.ndarray:
-        """step_observe(None) writing into arrays the caller passes: float32 obs of shape
-        [B, S, OBS_DIM] and int8 masks [B, S, N_ACTIONS], C-contiguous, from an earlier call's
-        shapes (not checked: the ParallelEnv's recycled buffers). Returns summary."""
-        if self._step_observe is None:
-            self._bind_observe()
-        if self._raise_illegal:
-            self._check_legal(self.actions)
-        self._step_observe.call(obs, masks)
-        return self._summary
-
-    def _bind(self, batch_kernel, range_kernel, *args) -> _Bound:
-        """The prange or the serial kernel (self.parallel) over all tables with these args."""
+    def _bind(self, batch_kernel, tuples_kernel, *args):
+        """The prange or the serial kernel (self.parallel) over all tables with these args,
+        as a callable taking the per-call arguments (appended after the bound ones). The
+        serial one is a core/batch.py *_tuples kernel: state, params and scratch go in as
+        plain tuples of the same arrays (cheaper for numba's dispatcher to type)."""
         if self.parallel:
-            return _Bound(batch_kernel, *self._common(), *args)
-        return _Bound(range_kernel, *self._common(), *args, 0, self.n_tables)
+            return functools.partial(launch_parallel, batch_kernel, *self._common(), *args)
+        return functools.partial(tuples_kernel, *map(tuple, self._common()), *args, 0,
+                                 self.n_tables)
 
     def _common(self) -> tuple:
         return self.state, self.params, self.scratch
 
-    def _run(self, batch_kernel, range_kernel, *args) -> None:
-        """One call (through numba's dispatcher) of the prange kernel or the serial one over
-        all tables: batch_kernel(state, params, scratch, *args) or range_kernel(..., *args,
-        0, n_tables). For the rarer calls; the per-step ones are bound (_bind)."""
+    def run_kernel(self, batch_kernel, range_kernel, *args):
+        """One call of a whole-batch kernel over this engine's tables, the door for kernels
+        the engine does not bind itself (vector envs, tournaments, games): when
+        self.parallel, launch_parallel(batch_kernel, state, params, scratch, *args), else
+        range_kernel(state, params, scratch, *args, 0, n_tables)."""
         if self.parallel:
-            batch_kernel(*self._common(), *args)
-        else:
-            range_kernel(*self._common(), *args, 0, self.n_tables)
+            return launch_parallel(batch_kernel, *self._common(), *args)
+        return range_kernel(*self._common(), *args, 0, self.n_tables)
 
     def _bind_observe(self) -> None:
         if self._obs is None:
@@ -232,10 +263,11 @@ class Engine:
             self._obs = np.zeros((self.n_tables, S, OBS_DIM), np.float32)
             self._summary = np.zeros((self.n_tables, summary_width(S, T)), np.int64)
             self._obs_shape, self._masks_shape = self._obs.shape, self.masks.shape
-        self._observe = self._bind(observe_batch, observe_range, self._obs)
-        # obs and masks out: passed per call, after the bound arguments (_Bound.call)
-        self._step_observe = self._bind(step_observe_batch, step_observe_range, self.actions,
-                                        self.priority, self.masks, self.applied, self._summary)
+        self._observe = self._bind(observe_batch, observe_range_tuples, self._obs)
+        # obs and masks out: passed per call, after the bound arguments
+        self._step_observe = self._bind(step_observe_batch, step_observe_range_tuples,
+                                        self.actions, self.priority, self.masks, self.applied,
+                                        self._summary)
 
     def _load(self, actions, priority) -> None:
         """Validate actions (and priority) and copy them into the kernel buffers; nothing
@@ -266,11 +298,9 @@ class Engine:
 
     def _check_legal(self, a) -> None:
         """R31 under illegal_move="raise": a ValueError naming table, seat and action."""
-        legal = np.take_along_axis(self.masks, a[..., None].astype(np.intp), axis=2)[..., 0]
-        live = self.state.status == PLAYING
-        bad = (legal == 0) & live[:, None]
-        if bad.any():
-            e, s = np.argwhere(bad)[0]
+        bad = first_illegal(self.masks, a, self.state.status)       # jitted: one step's cost
+        if bad >= 0:
+            e, s = divmod(bad, self.config.num_seats)
             raise ValueError(f"illegal move at table {e}: seat {s} chose action {a[e, s]}, "
                              f"which is not among its legal moves (R31)")
 
@@ -284,11 +314,11 @@ class Engine:
                 raise ValueError(f"seat={seat!r}: seats are 0..{self.config.num_seats - 1}")
             if self._seat_obs is None:
                 self._seat_obs = np.zeros((self.n_tables, 1, OBS_DIM), np.float32)
-            self._run(observe_seat_batch, observe_seat_range, self._seat_obs, seat)
+            self.run_kernel(observe_seat_batch, observe_seat_range, self._seat_obs, seat)
             return self._seat_obs
         if self._observe is None:
             self._bind_observe()
-        self._observe.call()
+        self._observe()
         return self._obs
 
     def hand_scores(self) -> np.ndarray:

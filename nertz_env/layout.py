@@ -34,12 +34,17 @@ State arrays (nertz_env/core/state.py, axes: table e, team t, seat s, column c, 
     | ready      | int32  | [E, S]             | tick from which the seat is ready again (R21)   |
     | tick       | int32  | [E]                | ticks played this hand                          |
     | hand       | int32  | [E]                | hand number in the game (roles, R4)             |
-    | turnovers  | int16  | [E, T]             | Stream turn-overs since the last card move (R27)|
-    | burns      | int16  | [E]                | burns in a row without a card move (R28)        |
-    | penalties  | int16  | [E, T]             | penalized illegal moves (R31)                   |
+    | turnovers  | int32  | [E, T]             | Stream turn-overs since the last card move (R27)|
+    | burns      | int32  | [E]                | burns in a row without a card move (R28)        |
+    | penalties  | int32  | [E, T]             | penalized illegal moves (R31)                   |
     | callers    | int8   | [E, T]             | 1 = the team called Nertz this hand (R24)       |
     | status     | int8   | [E]                | PLAYING, OVER_NERTZ or OVER_TRUNCATED           |
     | rng        | uint64 | [E]                | the table's seeded generator state (R8, R22)    |
+
+    The counters are int32: a hand of max_ticks (<= 1,000,000) ticks adds at most one burn and
+    one penalty per seat a tick. What every state must satisfy (each card once, valid piles,
+    counters in range) is checked by core/invariants.py on every state written from outside
+    (layouts, set_state) and by the property tests.
 """
 from __future__ import annotations
 

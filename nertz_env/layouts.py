@@ -4,14 +4,19 @@ and writing a checked one into an engine's table. Bad input is a ValueError nami
 
     config_of(layout) -> RulesConfig          the defaults, num_teams/river_size from the layout
     load_layout(engine, layout, hand)         validate, then write table 0 of `engine`
+                                              (core/invariants.py checks the result first)
 """
 from __future__ import annotations
 
 import numpy as np
 
 from .config import RulesConfig
+from .core.invariants import check_state
+from .core.state import allocate_state, copy_table
 from .layout import (COL_CAP, DECK, LAKE_PILES_PER_TEAM, N_RANKS, NERTZ_SIZE, OVER_NERTZ,
                      OVER_TRUNCATED, PLAYING, STREAM_CAP, is_red, parse_card, rank_of, suit_of)
+
+INT32_MAX = 2**31 - 1      # tick, ready, hand, turnovers, burns, penalties are int32 (layout.py)
 
 LAYOUT_KEYS = {"lake", "teams", "tick", "hand", "ready", "turnovers", "burns", "penalties",
                "callers"}
@@ -41,16 +46,17 @@ def config_of(layout) -> RulesConfig:
     return RulesConfig(num_teams=len(teams), river_size=len(river) if isinstance(river, list) else 4)
 
 
-def _int_field(value, name, low=0):
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < low:
-        raise ValueError(f"layout[{name!r}] = {value!r} must be an int >= {low}")
+def _int_field(value, name, high=INT32_MAX, why=""):
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) \
+            or not 0 <= value <= high:
+        raise ValueError(f"layout[{name!r}] = {value!r} must be an int from 0 to {high}{why}")
     return int(value)
 
 
-def _int_list(value, name, n):
+def _int_list(value, name, n, high=INT32_MAX, why=""):
     if not isinstance(value, list) or len(value) != n:
         raise ValueError(f"layout[{name!r}] must be a list of {n} ints, got {value!r}")
-    return [_int_field(v, f"{name}[{i}]") for i, v in enumerate(value)]
+    return [_int_field(v, f"{name}[{i}]", high, why) for i, v in enumerate(value)]
 
 
 def load_layout(eng, layout: dict, hand) -> None:
@@ -144,9 +150,12 @@ def load_layout(eng, layout: dict, hand) -> None:
         lake.append(cards)
 
     S = c.num_seats
-    tick = _int_field(layout.get("tick", 0), "tick")
-    hand_no = _int_field(layout.get("hand", 0), "hand") if hand is None else _int_field(hand, "hand")
-    ready = _int_list(layout.get("ready", [0] * S), "ready", S)
+    tick = _int_field(layout.get("tick", 0), "tick", c.max_ticks, " (the config's max_ticks, R26)")
+    hand_no = _int_field(layout.get("hand", 0) if hand is None else hand, "hand")
+    # a move costs at most the slowest period x the dearest move (R21)
+    busy = tick + max(c.periods) * max(c.costs.values())
+    ready = _int_list(layout.get("ready", [0] * S), "ready", S, busy,
+                      " (tick + the slowest period x the dearest move, R21)")
     turnovers = _int_list(layout.get("turnovers", [0] * T), "turnovers", T)
     burns = _int_field(layout.get("burns", 0), "burns")
     penalties = _int_list(layout.get("penalties", [0] * T), "penalties", T)
@@ -154,13 +163,10 @@ def load_layout(eng, layout: dict, hand) -> None:
     if not isinstance(callers, list) or any(
             isinstance(x, bool) or not isinstance(x, int) or not 0 <= x < T for x in callers):
         raise ValueError(f"layout['callers'] = {callers!r} must be a list of team numbers 0..{T - 1}")
-    for name, v in (("tick", tick), ("burns", burns), *(("ready", x) for x in ready),
-                    *(("turnovers", x) for x in turnovers), *(("penalties", x) for x in penalties)):
-        if v > 30000 and name != "tick" and name != "ready":
-            raise ValueError(f"layout[{name!r}] = {v} is too large")
 
-    # everything is valid: write it
-    s = eng.state
+    # everything is valid: write it into a blank table, check it, then copy it into the engine
+    s = allocate_state(c, 1)
+    s.rng[0] = eng.state.rng[0]
     for t, (nertz, river, stream, waste) in enumerate(parsed):
         s.nertz[0, t, :len(nertz)] = nertz
         s.nertz_n[0, t] = len(nertz)
@@ -192,5 +198,7 @@ def load_layout(eng, layout: dict, hand) -> None:
         s.status[0] = OVER_TRUNCATED
     else:
         s.status[0] = PLAYING
+    check_state(s, eng.params, complete_decks=False, what="layout")
+    copy_table(s, 0, eng.state, 0)
 
 

@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from agents import STYLES, make_agent
+from agents.registry import split_specs
 from agents.base import Agent
 from agents.bots import KNOB_NAMES, RandomAgent, ScoredAgent, knob_vector
 from agents.python_policies import choose_action
@@ -114,10 +115,101 @@ def test_make_agent_specs():
     ("heuristic:flip=x", "flip='x'"), ("heuristic:withhold_stream=sometimes", "withhold_stream"),
     ("heuristic:withhold_river=2", "withhold_river"), ("random:x=1", "no options"),
     ("greedy:flip=2", "no options"), ("ppo:", "ppo:path"), ("ppo:/no/such/model.zip", "does not exist"),
+    (None, "non-empty string"), (3, "non-empty string"), (1.5, "non-empty string"),
+    (b"random", "non-empty string"), (["random"], "non-empty string"), ("   ", "non-empty"),
+    (RandomAgent, "is a class"), ("Random", "unknown kind 'Random'"),
+    ("heuristic:flip=1.5", "flip='1.5' must be an integer"),
+    (f"heuristic:flip={10**30}", "from -1000000 to 1000000"),
+    ("heuristic:flip=", "flip='' must be an integer"), ("heuristic:flip=1,flip=2", "given twice"),
+    ("heuristic:style=", "style ''"),
+    ("ppo:/no/model.zip,foo=1", "unknown option 'foo'; ppo options are deterministic, device"),
+    ("ppo:/no/model.zip,deterministic=maybe", "must be true or false"),
+    ("ppo:/no/model.zip,device=tpu", "device='tpu'"),
+    ("ppo:/no/model.zip,deterministic", "key=value"),
+    ("ppo:,deterministic=true", "ppo:path"),
+    ("ppo:/no/model.zip:deterministic=true",
+     "after a comma: ppo:/no/model.zip,deterministic=true"),
 ])
 def test_make_agent_errors_name_the_problem(spec, words):
-    with pytest.raises(ValueError, match=words):
+    with pytest.raises(ValueError, match=words) as exc:
         make_agent(spec)
+    if isinstance(spec, str) and spec.strip():
+        assert repr(spec.strip()) in str(exc.value)                  # names the spec
+
+
+@pytest.mark.parametrize("seed", [-1, 1.5, "3", True])
+def test_make_agent_rejects_bad_seeds(seed):
+    with pytest.raises(ValueError, match="seed"):
+        make_agent("random", seed=seed)
+
+
+def test_split_specs():
+    assert split_specs("random, heuristic:style=cautious,flip=20 ,greedy") == [
+        "random", "heuristic:style=cautious,flip=20", "greedy"]
+    assert split_specs("ppo:m.zip,deterministic=false,device=cuda:0,random") == [
+        "ppo:m.zip,deterministic=false,device=cuda:0", "random"]
+    for text, words in [("", "at least one"), (",", "at least one"),
+                        ("flip=2,random", "follows no agent"), (None, "must be a string"),
+                        (["random"], "must be a string")]:
+        with pytest.raises(ValueError, match=words):
+            split_specs(text)
+
+
+def _spaces_env():
+    """A stand-in env with NertzGymEnv's spaces: enough to build and save a model."""
+    import gymnasium as gym
+
+    class Env(gym.Env):
+        observation_space = gym.spaces.Box(0.0, 1.0, (791,), np.float32)
+        action_space = gym.spaces.Discrete(322)
+
+        def reset(self, seed=None, options=None):
+            return np.zeros(791, np.float32), {}
+
+        def step(self, action):
+            return np.zeros(791, np.float32), 0.0, True, False, {}
+
+    return Env()
+
+
+def test_ppo_specs_load_models_and_options(tmp_path):
+    """ppo:PATH loads a MaskablePPO model, else a PPO one; options follow after commas."""
+    sb3c = pytest.importorskip("sb3_contrib")
+    from stable_baselines3 import PPO
+
+    kw = dict(n_steps=8, batch_size=8, seed=0, device="cpu")
+    sb3c.MaskablePPO("MlpPolicy", _spaces_env(), **kw).save(tmp_path / "m.zip")
+    PPO("MlpPolicy", _spaces_env(), **kw).save(tmp_path / "p.zip")
+    a = make_agent(f"ppo:{tmp_path / 'm.zip'}")
+    assert a.name == f"ppo:{tmp_path / 'm.zip'}" and a.policy.deterministic
+    assert type(a.policy.model).__name__ == "MaskablePPO"
+    spec = f"ppo:{tmp_path / 'm'},deterministic=false,device=cpu"       # SB3 adds .zip
+    b = make_agent(spec)
+    assert b.name == spec and not b.policy.deterministic
+    c = make_agent(f"ppo:{tmp_path / 'p.zip'}")
+    assert type(c.policy.model).__name__ == "PPO"
+    masks = np.zeros((2, 322), np.int8)
+    masks[:, [0, 1]] = 1
+    for agent in (a, b, c):
+        assert set(agent.act_batch(np.zeros((2, 791), np.float32), masks).tolist()) <= {0, 1}
+
+
+def test_ppo_load_errors_keep_the_real_reasons(tmp_path):
+    """A file neither loader reads: one ValueError naming the path and both loaders' errors
+    (not PPO's alone, not a FileNotFoundError)."""
+    pytest.importorskip("sb3_contrib")
+    bad = tmp_path / "m.zip"
+    bad.write_bytes(b"not a zip file")
+    with pytest.raises(ValueError) as exc:
+        make_agent(f"ppo:{bad}")
+    text = str(exc.value)
+    assert str(bad) in text and "as MaskablePPO:" in text and "as PPO:" in text
+    assert "\n" not in text
+    (tmp_path / "dir.zip").mkdir()
+    with pytest.raises(ValueError, match="does not exist"):
+        make_agent(f"ppo:{tmp_path / 'dir.zip'}")
+    with pytest.raises(ValueError, match="after a comma"):       # m.zip exists, the path does not
+        make_agent(f"ppo:{bad}:deterministic=true")
 
 
 def test_knob_vector_styles_and_overrides():
@@ -136,6 +228,18 @@ def test_agent_interface_batch_default():
     masks[1, 7] = 1
     assert First().act_batch(np.zeros((2, 791), np.float32), masks).tolist() == [0, 7]
     assert First().core_policy() is None
+
+
+@pytest.mark.parametrize("value", [1.9, 1.0, True, np.bool_(True), "1", None, 70000, -1])
+def test_default_act_batch_checks_every_id(value):
+    """Agent.act_batch used to cast act's answers to int64: 1.9 became 1 in silence."""
+    class Odd(Agent):
+        name = "odd"
+
+        def act(self, observation, action_mask):
+            return value
+    with pytest.raises(ValueError, match="agent 'odd' act"):
+        Odd().act_batch(np.zeros((2, 791), np.float32), np.ones((2, 322), np.int8))
 
 
 def test_random_agent_is_seeded_and_uniform():

@@ -85,7 +85,8 @@ def test_spaces_and_info():
     assert info["action_mask"].dtype == bool and info["action_mask"].shape == (N_ACTIONS,)
     assert np.array_equal(info["action_mask"], env.action_masks())
     assert np.array_equal(env.action_masks(), env.engine.masks[0, 0].astype(bool))
-    assert info["tick"] == 0 and info["team"] == 0 and info["hand_scores"] == [-26] * 3
+    assert info["tick"] == 0 and info["team"] == 0
+    assert info["hand_scores"].dtype == np.int64 and info["hand_scores"].tolist() == [-26] * 3
     assert np.array_equal(obs, env.engine.observe()[0, 0])
 
 
@@ -152,7 +153,7 @@ def test_layout_reset():
     lay = env.table.layout()
     assert lay["lake"] == LAYOUT["lake"] and lay["teams"][0]["nertz"] == ["9D", "3H"]
     assert lay["teams"][0]["river"] == LAYOUT["teams"][0]["river"]
-    assert info["hand_scores"] == env.table.hand_scores()
+    assert info["hand_scores"].tolist() == env.table.hand_scores()
     assert np.array_equal(obs, env.engine.observe()[0, 0])
     assert np.array_equal(info["action_mask"], Table.from_layout(LAYOUT).action_mask(0))
     assert info["action_mask"][LAKE0 + SRC_NERTZ]            # 3H onto the Lake's 2H
@@ -191,7 +192,7 @@ def test_agent_opponents():
     env = NertzGymEnv(num_teams=4, opponents=lambda o, m: 0, max_ticks=20)
     _, steps = play(env, seed=0)
     assert len(steps) == 20 and steps[-1][3]
-    assert steps[-1][4]["hand_scores"][1:] == [-26, -26, -26]      # waiting opponents
+    assert steps[-1][4]["hand_scores"][1:].tolist() == [-26, -26, -26]  # waiting opponents
     with pytest.raises(ValueError, match="one agent per other seat"):
         NertzGymEnv(num_teams=4, opponents=[CountingAgent()])
     with pytest.raises(ValueError, match="reward"):
@@ -235,7 +236,8 @@ def test_win_reward_over_whole_games():
         # the same game under reward="score": the rewards sum to the learner team's total
         env = NertzGymEnv(reward="score", learner_seat=1, **GAME)
         _, again = play(env, seed=seed, action_seed=seed)
-        assert len(again) == len(steps) and again[-1][4]["totals"] == last["totals"]
+        assert len(again) == len(steps) and np.array_equal(again[-1][4]["totals"], last["totals"])
+        assert last["totals"].dtype == np.int64 and finals[0].dtype == np.int64
         assert sum(s[1] for s in again) == pytest.approx(last["totals"][env.team])
         # past the end nothing moves and the flags repeat
         assert env.step(0)[1:4] == (0.0, True, False)
@@ -334,13 +336,24 @@ def test_frozen_policy_opponents():
     mask = env.engine.masks[0, 1]
     act = policy.act(env.engine.observe()[0, 1], mask)
     assert mask[act]
-    # an unmasked model (plain PPO) may predict illegal ids: those are played as Wait
+    # an unmasked model (plain PPO) may predict illegal ids: on_illegal="wait" plays them
+    # as Wait, counted, with one warning
     ppo = PPO("MlpPolicy", train_env, n_steps=64, batch_size=64, seed=0, device="cpu")
-    unmasked = FrozenPolicy(ppo)
+    unmasked = FrozenPolicy(ppo, on_illegal="wait")
     assert not unmasked.masked
     env = NertzGymEnv(num_teams=2, opponents={1: unmasked}, max_ticks=40)
-    play(env, seed=0)
-    assert unmasked.illegal > 0 and env.engine.state.penalties[0, 1] == 0
+    with pytest.warns(RuntimeWarning, match="illegal") as warned:
+        play(env, seed=0)
+    assert len([w for w in warned if "FrozenPolicy" in str(w.message)]) == 1
+    assert unmasked.illegal > 1 and env.engine.state.penalties[0, 1] == 0
+    # the default (on_illegal="raise"), also what a bare model given as opponent gets: a
+    # ValueError, and the env's generator as before the step
+    for opponents in ({1: FrozenPolicy(ppo)}, {1: ppo}):
+        env = NertzGymEnv(num_teams=2, opponents=opponents, max_ticks=40)
+        with pytest.raises(ValueError, match="on_illegal='wait'"):
+            play(env, seed=0)
+    with pytest.raises(ValueError, match="on_illegal"):
+        FrozenPolicy(ppo, on_illegal="ignore")
     with pytest.raises(ValueError, match="predict"):
         FrozenPolicy(object())
 
@@ -383,8 +396,134 @@ def test_info_hand_scores_follow_the_table_every_step_of_a_game():
     for _ in range(400):
         legal = np.flatnonzero(info["action_mask"])
         _, _, term, trunc, info = env.step(int(rng.choice(legal)))
-        assert info["hand_scores"] == env.table.hand_scores()
+        assert info["hand_scores"].tolist() == env.table.hand_scores()
         hands_seen.add(info["hand"])
         if term or trunc:
             break
     assert len(hands_seen) >= 2                          # a new hand was dealt on the way
+
+
+# --------------------------------------------------------------------------------------------
+# bad input: checked before anything moves (issue 10)
+# --------------------------------------------------------------------------------------------
+
+
+class RecordingOpponent:
+    """Plays Wait, or `bad` once it is set (a broken agent); counts its calls."""
+
+    def __init__(self):
+        self.calls, self.bad = 0, None
+
+    def act(self, observation, action_mask):
+        self.calls += 1
+        return 0 if self.bad is None else self.bad
+
+
+@pytest.mark.parametrize("action, part", [(True, "True"), (1.9, "1.9"), ("flip", "flip"),
+                                          (N_ACTIONS, "out of range"), (-1, "out of range"),
+                                          (np.float64(2.0), "2.0"), (None, "None"),
+                                          (np.array([1, 2]), "not an action id")])
+def test_bad_actions_change_nothing(action, part):
+    """A bad action id is a ValueError before the opponents draw from the env's generator:
+    the snapshot (engine, both generators, bookkeeping) is unchanged, and the next step plays
+    as if the failed call never happened."""
+    env, twin = NertzGymEnv(num_teams=3), NertzGymEnv(num_teams=3)
+    env.reset(seed=1)
+    twin.reset(seed=1)
+    before = env.get_state()
+    with pytest.raises(ValueError, match="action") as err:
+        env.step(action)
+    assert part in str(err.value)
+    assert same(env.get_state(), before)
+    assert same(env.step(1), twin.step(1))
+
+
+def test_illegal_move_raise_before_the_opponents_act():
+    opponent = RecordingOpponent()
+    for opponents in (None, [opponent, opponent]):
+        env = NertzGymEnv(num_teams=3, illegal_move="raise", opponents=opponents)
+        _, info = env.reset(seed=0)
+        before, calls = env.get_state(), opponent.calls
+        illegal = int(np.flatnonzero(~info["action_mask"])[0])
+        with pytest.raises(ValueError, match=f"action: action id {illegal} .*R31"):
+            env.step(illegal)
+        assert same(env.get_state(), before) and opponent.calls == calls
+        env.step(0)                                       # a legal move still plays
+
+
+def test_a_broken_opponent_changes_nothing():
+    """An opponent's bad id is a ValueError naming its seat; the env's generator (drawn by the
+    random-legal seats that acted first) is restored."""
+    broken = RecordingOpponent()
+    env = NertzGymEnv(num_teams=3, opponents={2: broken})        # seat 1: random legal
+    env.reset(seed=0)
+    env.step(0)
+    before = env.get_state()
+    for bad in (1.5, N_ACTIONS, True, "wait"):
+        broken.bad = bad
+        with pytest.raises(ValueError, match="opponent at seat 2"):
+            env.step(0)
+        assert same(env.get_state(), before)
+    broken.bad = None
+    env.step(0)
+
+
+@pytest.mark.parametrize("kwargs, part", [
+    (dict(options={"layuot": LAYOUT}), "layuot"),
+    (dict(options={"layout": LAYOUT, "hand": 1}), "'hand'"),
+    (dict(options=["layout"]), "dict"),
+    (dict(options={"layout": {"teams": 3}}), "teams"),
+    (dict(seed=9, options={"layout": {"teams": 3}}), "teams"),
+    (dict(seed=9, options={"layuot": LAYOUT}), "layuot"),
+    (dict(seed=-1), "seed"),
+    (dict(seed=1.5), "seed"),
+    (dict(seed="7"), "seed"),
+    (dict(seed=True), "seed"),
+])
+def test_bad_reset_arguments_change_nothing(kwargs, part):
+    env = NertzGymEnv(num_teams=2)
+    env.reset(seed=5)
+    env.step(0)
+    before = env.get_state()
+    with pytest.raises(ValueError, match=part) as err:
+        env.reset(**kwargs)
+    if "options" in kwargs and isinstance(kwargs["options"], dict) and "layout" not in part:
+        assert "layout" in str(err.value)                      # names the allowed keys
+    assert same(env.get_state(), before)
+    env.reset(seed=5, options={})                               # None and {} are fine
+    env.reset(seed=np.int64(5), options=None)
+
+
+class StubModel:
+    """A model whose predict returns fixed ids (no training needed)."""
+
+    def __init__(self, ids):
+        self.ids = np.asarray(ids)
+
+    def predict(self, observation, deterministic=True):
+        return self.ids[:len(observation)], None
+
+
+def test_frozen_policy_on_illegal_without_sb3():
+    mask = np.zeros((2, N_ACTIONS), np.int8)
+    mask[:, 0] = mask[:, 5] = 1
+    obs = np.zeros((2, OBS_DIM), np.float32)
+    from nertz_env.envs.opponents import FrozenPolicy
+    strict = FrozenPolicy(StubModel([5, 7]))                       # 7 is illegal
+    with pytest.raises(ValueError, match="7 \\(row 1\\)"):
+        strict.act_batch(obs, mask)
+    assert strict.illegal == 0
+    assert strict.act_batch(obs, mask[:1].repeat(2, 0) | (np.arange(N_ACTIONS) == 7)).tolist() \
+        == [5, 7]
+    lenient = FrozenPolicy(StubModel([7, 400]), on_illegal="wait")
+    with pytest.warns(RuntimeWarning, match="Wait"):
+        assert lenient.act_batch(obs, mask).tolist() == [0, 0]
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")                              # warned once only
+        assert lenient.act(obs[0], mask[0]) == 0
+    assert lenient.illegal == 3
+    with pytest.raises(ValueError, match="integer"):
+        FrozenPolicy(StubModel([1.5, 2.0])).act_batch(obs, mask)
+    with pytest.raises(ValueError, match="on_illegal"):
+        FrozenPolicy(StubModel([0]), on_illegal=None)

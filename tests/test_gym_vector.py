@@ -213,3 +213,32 @@ def test_gymnasium_vector_wrappers():
     assert truncs.all()
     assert all(i["final_obs"].shape == (OBS_DIM,) and len(i["final_info"]["final_scores"]) == 2
                for i in infos)
+
+
+def test_illegal_move_raise_and_bad_input_change_nothing():
+    """illegal_move="raise" (RulesConfig's default) is a ValueError naming the table and the
+    id; malformed actions, seeds and options are ValueErrors; the env is unchanged after each
+    (the next step gives exactly what an untouched twin gives)."""
+    from nertz_env import RulesConfig
+
+    n = 5
+    env, twin = (NertzGymVectorEnv(num_envs=n, config=RulesConfig(num_teams=3), seed=0)
+                 for _ in range(2))
+    env.reset(seed=4)
+    twin.reset(seed=4)
+    masks = env.action_masks()
+    acts = random_legal(np.random.default_rng(0), masks)
+    bad = acts.copy()
+    bad[2] = int(np.flatnonzero(~masks[2])[0])
+    cases = [(bad, f"table 2.*action id {bad[2]} .*R31"), (acts.astype(float), "dtype"),
+             (acts[:4], "shape"), (acts.astype(bool), "dtype"), (np.append(acts[:4], 400), "400")]
+    for actions, part in cases:
+        with pytest.raises(ValueError, match=part):
+            env.step(actions)
+    for kwargs, part in [(dict(seed=-2), "seed"), (dict(seed=2.0), "seed"),
+                         (dict(seed=[1, 2]), "seed"), (dict(options={"layout": {}}), "layout"),
+                         (dict(options=3), "dict")]:
+        with pytest.raises(ValueError, match=part):
+            env.reset(**kwargs)
+    assert data_equivalence(env.step(acts), twin.step(acts), exact=True)
+    env.reset(seed=None, options={})

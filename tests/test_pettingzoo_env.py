@@ -17,6 +17,7 @@ from pettingzoo.test import (api_test, parallel_api_test, parallel_seed_test, re
 
 from nertz_env import N_ACTIONS, RulesConfig, Table, nertz_v0
 from nertz_env.core.observe import OBS_DIM
+from nertz_env.envs.pettingzoo import ROLE_NERTZ, ROLE_SOLO, ROLE_STREAM
 from nertz_env.game import MAX_HANDS, decide_winner
 from nertz_env.registry import make
 
@@ -119,15 +120,19 @@ def test_spaces_and_infos():
         assert env.observation_space(agent)["action_mask"].dtype == np.int8
     obs, infos = env.reset(seed=3)
     roles = [infos[a]["role"] for a in env.agents]
-    assert roles == ["nertz", "stream", "solo", "nertz", "stream"]      # R4, hand 0
+    assert (ROLE_SOLO, ROLE_NERTZ, ROLE_STREAM) == (0, 1, 2)              # documented codes
+    assert roles == [1, 2, 0, 1, 2]                                       # R4, hand 0
     assert [infos[a]["team"] for a in env.agents] == [0, 0, 1, 2, 2]
     for seat, agent in enumerate(env.agents):
-        np.testing.assert_array_equal(infos[agent]["action_mask"], obs[agent]["action_mask"])
+        # numbers only (TorchRL builds specs from infos); the mask only in the observation
+        assert set(infos[agent]) == {"team", "role", "hand", "tick", "applied"}
+        assert all(isinstance(v, (int, bool, np.integer, np.bool_)) for v in infos[agent].values())
         np.testing.assert_array_equal(obs[agent]["action_mask"], env.table.action_mask(seat))
         np.testing.assert_array_equal(obs[agent]["observation"], env.engine.observe()[0, seat])
         assert infos[agent]["tick"] == 0 and infos[agent]["applied"] is False
     obs, rewards, _, _, infos = env.step({"player_2": 1})               # the rest wait
     assert infos["player_0"]["applied"] is True and infos["player_0"]["tick"] >= 1
+    assert set(infos["player_0"]) == {"team", "role", "hand", "tick", "applied"}
     assert all(isinstance(r, float) for r in rewards.values())
 
 
@@ -190,7 +195,7 @@ def test_whole_game_rewards():
     assert len(s_steps) == len(w_steps)
     infos = [step[-1]["player_0"] for step in s_steps]
     assert infos[-1]["hand"] >= 1                                     # several hands
-    assert {(i["hand"] % 2, i["role"]) for i in infos} == {(0, "nertz"), (1, "stream")}  # R4
+    assert {(i["hand"] % 2, i["role"]) for i in infos} == {(0, ROLE_NERTZ), (1, ROLE_STREAM)}  # R4
     totals = team_sums(score, s_steps)                # over the game: the R30 totals
     T = score.config.num_teams
     np.testing.assert_array_equal(totals, score.state()[-2 * T:-T])
@@ -252,7 +257,7 @@ def test_reset_from_layout_reproduces_it():
     env = nertz_v0.parallel_env(config=config)
     obs, infos = env.reset(seed=1, options={"layout": layout})
     assert env.table.layout() == layout
-    assert infos["player_0"]["role"] == "stream" and infos["player_1"]["role"] == "nertz"
+    assert infos["player_0"]["role"] == ROLE_STREAM and infos["player_1"]["role"] == ROLE_NERTZ
     ref = Table.from_layout(layout, config)
     np.testing.assert_array_equal(env.engine.masks, ref.engine.masks)
     for seat, agent in enumerate(env.agents):
@@ -433,3 +438,79 @@ def test_in_play_step_returns_what_the_helpers_build(kw):
         assert term == dict.fromkeys(env.agents, False) == trunc and term is not trunc
         assert obs[env.agents[0]]["observation"].base is not env.engine.observe().base
     assert steps > 50
+
+
+# --------------------------------------------------------------------------------------------
+# every entry point checks before it changes anything (issue 10)
+# --------------------------------------------------------------------------------------------
+
+
+def same_snapshot(a, b) -> bool:
+    """get_state() dicts equal: arrays by value and dtype, everything else by ==."""
+    if isinstance(a, dict):
+        return a.keys() == b.keys() and all(same_snapshot(a[k], b[k]) for k in a)
+    if isinstance(a, np.ndarray):
+        return a.dtype == b.dtype and np.array_equal(a, b)
+    return a == b
+
+
+@pytest.mark.parametrize("kwargs, part", [
+    (dict(options={"layuot": {}}), "'layuot'.*allowed keys are \\['layout'\\]"),
+    (dict(options={"layout": None, "seed": 3}), "'seed'"),
+    (dict(options="layout"), "dict"),
+    (dict(options={"layout": {"teams": 3}}), "teams"),
+    (dict(seed=9, options={"layout": {"teams": 3}}), "teams"),
+    (dict(seed=-1), "seed"),
+    (dict(seed=2.5), "seed"),
+    (dict(seed="0"), "seed"),
+    (dict(seed=False), "seed"),
+])
+def test_bad_reset_arguments_change_nothing(kwargs, part):
+    env = nertz_v0.parallel_env(num_teams=2)
+    env.reset(seed=3)
+    env.step(dict.fromkeys(env.agents, 1))
+    before = env.get_state()
+    with pytest.raises(ValueError, match=part):
+        env.reset(**kwargs)
+    assert same_snapshot(env.get_state(), before)
+    env.reset(seed=np.uint8(3), options={})                   # fine: None, {}, numpy ints
+    env.reset(options={"options": 1})                          # PettingZoo's api_test probe
+
+
+def test_illegal_move_raise_names_the_agent_and_changes_nothing():
+    env = nertz_v0.parallel_env(num_teams=3, illegal_move="raise")
+    obs, _ = env.reset(seed=0)
+    before = env.get_state()
+    illegal = int(np.flatnonzero(obs["player_1"]["action_mask"] == 0)[0])
+    for acts in ({"player_1": illegal}, dict.fromkeys(env.agents, 0) | {"player_1": illegal}):
+        with pytest.raises(ValueError, match=f"player_1: action id {illegal} .*R31"):
+            env.step(acts)
+        assert same_snapshot(env.get_state(), before)
+    env.step(dict.fromkeys(env.agents, 0))
+
+
+@pytest.mark.parametrize("make", [nertz_v0.env, nertz_v0.raw_env], ids=["env", "raw_env"])
+def test_aec_checks_each_action_at_its_agents_turn(make):
+    """The AEC form: a bad action is the ParallelEnv's ValueError (not PettingZoo's
+    AssertionError), raised when that agent steps, with nothing recorded; under
+    illegal_move="raise" an illegal move too."""
+    env = make(num_teams=3, illegal_move="raise")
+    env.reset(seed=0)
+    par = env.unwrapped
+    before = par.get_state()
+    env.step(0)                                                  # player_0 waits
+    assert env.agent_selection == "player_1"
+    mask = env.observe("player_1")["action_mask"]
+    illegal = int(np.flatnonzero(mask == 0)[0])
+    for bad, part in [(N_ACTIONS, "out of range"), (1.9, "1.9"), (True, "True"),
+                      ("flip", "flip"), (illegal, "R31")]:
+        with pytest.raises(ValueError, match=f"player_1: .*{part}"):
+            env.step(bad)
+        assert env.agent_selection == "player_1"                # nothing recorded
+        assert same_snapshot(par.get_state(), before)
+    env.step(int(np.flatnonzero(mask)[-1]))
+    env.step(0)                                                  # the tick is played
+    assert env.agent_selection == "player_0" and par.engine.state.tick[0] == 1
+    if make is nertz_v0.raw_env:
+        with pytest.raises(ValueError, match="reset"):
+            nertz_v0.raw_env().step(0)

@@ -116,6 +116,7 @@ def play(t: Table, cfg, draw, lazy=False):
         legal = [[str(m) for m in t.legal_moves(s)] for s in range(cfg.num_seats)]
         moves = choose_moves(draw, legal, cfg, lazy)
         result = t.step(moves)
+        t.engine.check_invariants()                  # core/invariants.py, every tick
         after = t.layout()
         yield before, legal, moves, result, after
 
@@ -482,6 +483,7 @@ def test_applied_move_changes_state(seed, picks, max_ticks, hand, short, lazy):
 def check_state_arrays(eng: Engine) -> None:
     """R1, R6, R10, R11, R15, R29 on the raw arrays of every table (layout.py meanings):
     conservation, pile shapes, lake_own / lake_next bookkeeping, scores."""
+    eng.check_invariants()                           # core/invariants.py agrees
     s, cfg = eng.state, eng.config
     B, T, R = eng.n_tables, cfg.num_teams, cfg.river_size
     P = 4 * T

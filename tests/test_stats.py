@@ -1,4 +1,4 @@
-"""Tests of agents/stats.py (tournament statistics and reporting)."""
+"""Tests of agents/stats.py (tournament statistics) and agents/report.py (their tables and files)."""
 
 import csv
 import json
@@ -7,18 +7,14 @@ import math
 import numpy as np
 import pytest
 
+from agents.report import format_table, plot_leaderboard, write_csv, write_json, write_pairs_csv
 from agents.stats import (
     HandRecords,
-    format_table,
     leaderboard,
     mean_ci,
     paired_differentials,
-    plot_leaderboard,
     t_quantile_975,
     unit_means,
-    write_csv,
-    write_json,
-    write_pairs_csv,
 )
 
 
@@ -220,10 +216,20 @@ def test_leaderboard_agent_at_two_positions():
     assert p["units"] == 20 and p["diff"] == pytest.approx(3.0, abs=0.6)
 
 
-def test_leaderboard_deterministic():
-    rng = np.random.default_rng(1)
-    rec = _duplicate_records(rng, [(0, 1, 2), (2, 1, 0)], 6, skill=[1, 0, -1])
-    assert leaderboard(rec, list("abc")) == leaderboard(rec, list("abc"))
+def test_leaderboard_deterministic_sorted_and_leaves_records_alone():
+    def records():
+        return _duplicate_records(np.random.default_rng(1), [(0, 1, 2), (2, 1, 0)], 6,
+                                  skill=[3, 0, -3])
+
+    rec = records()
+    before = {k: np.array(getattr(rec, k), copy=True) for k in
+              ("lineup", "deal", "rotation", "agent", "score", "called", "win")}
+    rows = leaderboard(rec, list("abc"))
+    for k, v in before.items():
+        assert np.array_equal(getattr(rec, k), v), f"leaderboard changed records.{k}"
+    assert rows == leaderboard(records(), list("abc"))       # same records, new objects
+    assert [r["agent"] for r in rows] == ["a", "b", "c"]     # skills 3 > 0 > -3
+    assert all(x["ordinal"] > y["ordinal"] for x, y in zip(rows, rows[1:]))
 
 
 # --------------------------------------------------------------------------
@@ -261,7 +267,7 @@ def test_writers_round_trip(tmp_path):
     assert list(j) == ["leaderboard", "pairs", "extra"]
     assert list(j["leaderboard"][0]) == list(rows[0])
     assert j["leaderboard"][0]["points"] == pytest.approx(rows[0]["points"], rel=1e-7)
-    assert j["pairs"][0]["significant"] in (True, False)
+    assert [p["significant"] for p in j["pairs"]] == [p["significant"] for p in pairs]
     assert j["extra"] == {"nan": None, "arr": [0, 1, 2]}
 
     png = tmp_path / "lb.png"

@@ -1,6 +1,9 @@
 """Tournaments: duplicate deals, the two play paths, determinism, confidence intervals."""
 from __future__ import annotations
 
+import sys
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -185,3 +188,97 @@ def test_ppo_agent_plays_in_a_tournament(tmp_path):
     masks = np.zeros((2, 322), np.int8)
     masks[:, [0, 1]] = 1
     assert set(agent.act_batch(obs, masks).tolist()) <= {0, 1}
+
+
+class Returns(Agent):
+    """An agent outside the core whose act_batch returns `make(n, masks)`."""
+
+    def __init__(self, name, make):
+        self.name, self.make = name, make
+
+    def act_batch(self, observations, action_masks):
+        return self.make(len(observations), np.asarray(action_masks))
+
+
+def _first_illegal(n, masks):
+    return np.argmin(masks, axis=1).astype(np.int64)         # an id its mask forbids
+
+
+@pytest.mark.parametrize("make, words", [
+    (lambda n, m: np.full(n, 70000), "70000"),               # wrapped to 4464 in int16 once
+    (lambda n, m: np.full(n, 2000), "2000"),                 # read the mask out of bounds once
+    (lambda n, m: np.full(n, -1), "-1"),
+    (lambda n, m: np.ones(n), "dtype float64"),
+    (lambda n, m: np.ones(n, bool), "dtype bool"),
+    (lambda n, m: np.zeros(n + 1, np.int64), "shape"),
+    (lambda n, m: np.zeros((n, 1), np.int64), "shape"),
+    (lambda n, m: None, "dtype object"),
+    (lambda n, m: ["wait"] * n, "dtype <U4"),
+    (lambda n, m: [[0]] * (n - 1) + [[0, 1]], "not an array"),
+])
+def test_bad_agent_outputs_are_value_errors_naming_the_agent(make, words):
+    """Every id an agent returns is checked once (shape, integer dtype, range) before it
+    reaches the engine's int16 buffer; the error names the agent."""
+    with pytest.raises(ValueError, match="agent 'bad' act_batch") as exc:
+        run_tournament(["greedy", Returns("bad", make)], teams=2, deals=2, seed=0,
+                       progress=False)
+    assert words in str(exc.value)
+
+
+def test_agents_with_only_act_are_checked_too():
+    """An object with `act` alone (SupportsAct) plays through `act` per row; a float id is
+    refused, naming it."""
+    class ActOnly:
+        def __init__(self, value):
+            self.value = value
+
+        def act(self, observation, action_mask):
+            return self.value
+
+    res = run_tournament(["greedy", ActOnly(0)], config=RulesConfig(num_teams=2, max_ticks=30),
+                         deals=2, seed=0, progress=False)
+    assert res.names == ["greedy", "ActOnly"] and (res.ticks == 30).all()
+    with pytest.raises(ValueError, match="agent 'ActOnly' act.*float64"):
+        run_tournament(["greedy", ActOnly(1.0)], teams=2, deals=2, seed=0, progress=False)
+
+
+def test_illegal_agent_moves_follow_illegal_move():
+    """In-range but illegal ids: illegal_move="raise" names the agent (R31); "penalize"
+    costs penalty_points per move; "ignore" plays them as Wait."""
+    bad = Returns("cheat", _first_illegal)
+    with pytest.raises(ValueError, match="agent 'cheat'.*R31"):
+        run_tournament(["greedy", bad], teams=2, deals=2, seed=0, progress=False)
+    scores = {}
+    for mode in ("penalize", "ignore"):
+        cfg = RulesConfig(num_teams=2, max_ticks=60, illegal_move=mode, penalty_points=5)
+        res = run_tournament(["greedy", bad], config=cfg, deals=2, seed=0, progress=False)
+        rec = res.records
+        scores[mode] = rec.score[rec.agent == 1]                    # one cheat seat per row
+    # the cheat moves every tick (speed 1): 5 points per tick of every hand
+    np.testing.assert_array_equal(scores["ignore"] - scores["penalize"], 5 * res.ticks)
+
+
+def test_compile_notice_only_without_cache_files(tmp_path, monkeypatch, capsys):
+    """The first-run line appears when numba's cache has no index file for the tournament
+    kernel, and not once it has (tests/test_cli_errors.py checks numba really writes it
+    there)."""
+    import numba
+
+    from agents import tournament
+    from nertz_env.core.batch import play_bots_range
+
+    monkeypatch.setattr(numba.config, "CACHE_DIR", str(tmp_path))
+    assert not tournament.kernel_cached(play_bots_range)
+    run_tournament("random,greedy", teams=2, deals=2, seed=0, progress=True)
+    assert tournament.COMPILE_NOTICE in capsys.readouterr().err
+    run_tournament("random,greedy", teams=2, deals=2, seed=0, progress=False)
+    assert tournament.COMPILE_NOTICE not in capsys.readouterr().err
+    py = play_bots_range.py_func
+    (folder,) = tournament.numba_cache_dirs(py.__code__.co_filename)
+    Path(folder).mkdir(parents=True)
+    name = (f"batch.play_bots_range-{py.__code__.co_firstlineno}"
+            f".py{sys.version_info[0]}{sys.version_info[1]}.nbi")
+    (Path(folder) / name).write_bytes(b"")
+    assert tournament.kernel_cached(play_bots_range)
+    run_tournament("random,greedy", teams=2, deals=2, seed=0, progress=True)
+    assert tournament.COMPILE_NOTICE not in capsys.readouterr().err

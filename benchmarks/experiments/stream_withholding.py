@@ -23,7 +23,7 @@ import json
 import sys
 from pathlib import Path
 
-from agents.stats import write_csv, write_json
+from agents.report import write_csv, write_json
 from agents.tournament import run_tournament
 from nertz_env import RulesConfig
 

@@ -6,7 +6,8 @@ tiny `parallel=True` wrapper splits the tables into chunks, one call per chunk. 
 code out of the prange bodies: numba's parfor pass, run over inlined rule code
 (`inline="always"`), compiled for minutes and dropped writes to the state (numba 0.61).
 
-- step_batch: one tick at every table (Engine.step).
+- step_batch: one tick at every table (Engine.step); the *_tuples kernels: the serial ones
+  the Engine binds per step, called with plain tuples.
 - deal_batch / deal_seeded_batch: (re)deal chosen tables.
 - play_random_batch: many ticks per table with uniformly random legal moves and automatic
   re-deals, entirely inside numba (benchmarks).
@@ -23,9 +24,10 @@ from ..layout import OVER_TRUNCATED, PLAYING
 from .chunks import chunk_bounds, n_chunks
 from .deal import deal_table, shuffle_decks
 from .legal import write_table_masks
-from .observe import write_seat_observation
+from .observe import observe_range, step_observe_range, write_seat_observation
 from .policies import pick_random_legal, write_policy_actions
 from .scoring import decide_winner, write_hand_scores
+from .state import NertzState, Params, Scratch
 from .tick import step_table
 
 
@@ -43,6 +45,28 @@ def step_batch(st, prm, scr, actions, priority, masks, applied):
     for c in prange(k):
         lo, hi = chunk_bounds(c, k, E)
         step_range(st, prm, scr, actions, priority, masks, applied, lo, hi)
+
+
+# ------------------------------------------------------------- the engine's per-step calls
+# The serial kernels the Engine binds once and calls every step, taking the state, params and
+# scratch as plain tuples (tuple(state), ...): numba's dispatcher types a plain tuple of
+# arrays in C but a NamedTuple in Python, several microseconds a call on a one-table step.
+@njit(cache=True, error_model="numpy", _nrt=False)
+def step_range_tuples(st, prm, scr, actions, priority, masks, applied, lo, hi):
+    step_range(NertzState(*st), Params(*prm), Scratch(*scr), actions, priority, masks,
+               applied, lo, hi)
+
+
+@njit(cache=True, error_model="numpy", _nrt=False)
+def step_observe_range_tuples(st, prm, scr, actions, priority, masks, applied, summary, lo,
+                              hi, obs, masks_out):
+    step_observe_range(NertzState(*st), Params(*prm), Scratch(*scr), actions, priority,
+                       masks, applied, summary, lo, hi, obs, masks_out)
+
+
+@njit(cache=True, error_model="numpy", _nrt=False)
+def observe_range_tuples(st, prm, scr, obs, lo, hi):
+    observe_range(NertzState(*st), Params(*prm), Scratch(*scr), obs, lo, hi)
 
 
 # ---------------------------------------------------------------------------- deals

@@ -9,18 +9,11 @@ from __future__ import annotations
 
 from numba import njit
 
-from ..actions import BUILD0, CALL, FLIP, LAKE0, N_ACTIONS, SHIFT0, STACK0, STACK_LENS, WAIT
-from ..layout import ACE, COL_CAP, KING, MAX_RIVER, NO_CARD, PLAYING, SRC_NERTZ, SRC_RIVER0
+from ..layout import ACE, KING, NO_CARD, PLAYING, SRC_NERTZ, SRC_RIVER0
+from .codec import CALL, FLIP, N_ACTIONS, WAIT, build_id, lake_id, shift_id, stack_id
 from .rules import available_card, can_build_on, fits_lake, rank, shift_index, stream_seat
 
 FREE, ACES_ONLY, NERTZ_ONLY = 0, 1, 2
-
-
-@njit(cache=True, error_model="numpy", inline="always")
-def shift_action(a, i, b):
-    """Action id of riverA:I>riverB (actions.py table)."""
-    bb = b if b < a else b - 1
-    return SHIFT0 + ((MAX_RIVER - 1) * a + bb) * COL_CAP + i
 
 
 @njit(cache=True, error_model="numpy", inline="always")
@@ -77,7 +70,7 @@ def write_seat_mask(avail, river, river_n, stream_n, nertz_n, lake_next, e, t, i
         if c == NO_CARD or not fits_lake(lake_next, e, c):
             continue
         if mode == FREE or (mode == ACES_ONLY and rank(c) == ACE) or (mode == NERTZ_ONLY and src == SRC_NERTZ):
-            row[LAKE0 + src] = 1
+            row[lake_id(src)] = 1
         if not stacking:
             continue
         has_nertz = src == SRC_NERTZ
@@ -91,7 +84,7 @@ def write_seat_mask(avail, river, river_n, stream_n, nertz_n, lake_next, e, t, i
             length += 1
             has_nertz = has_nertz or nxt_src == SRC_NERTZ
             if mode == FREE or (mode == ACES_ONLY and rank(c) == ACE) or (mode == NERTZ_ONLY and has_nertz):
-                row[STACK0 + STACK_LENS * src + length - 2] = 1
+                row[stack_id(src, length)] = 1
     if mode != FREE:
         return
 
@@ -109,7 +102,7 @@ def write_seat_mask(avail, river, river_n, stream_n, nertz_n, lake_next, e, t, i
         for col in range(R):
             n = river_n[e, t, col]
             if n == 0 or can_build_on(c, river[e, t, col, n - 1]):
-                row[BUILD0 + MAX_RIVER * frm + col] = 1
+                row[build_id(frm, col)] = 1
 
     # R14 shifts (D7): onto an empty column from any index but the bottom, onto a non-empty
     # one at rules.shift_index (column a's bottom rank read once per column)
@@ -126,11 +119,11 @@ def write_seat_mask(avail, river, river_n, stream_n, nertz_n, lake_next, e, t, i
             nb = rn[b]
             if nb == 0:
                 for i in range(1, na):
-                    row[shift_action(a, i, b)] = 1
+                    row[shift_id(a, i, b)] = 1
             else:
                 i = shift_index(rv[a], na, bottom, rv[b, nb - 1])
                 if i >= 0:
-                    row[shift_action(a, i, b)] = 1
+                    row[shift_id(a, i, b)] = 1
 
 
 @njit(cache=True, error_model="numpy", _nrt=False)
@@ -153,3 +146,19 @@ def write_table_masks(st, prm, scr, e, masks):
         write_seat_mask(scr.avail, st.river, st.river_n, st.stream_n, st.nertz_n,
                         st.lake_next, e, t, is_stream, prm.river_size, prm.stacking,
                         prm.flow_rules, prm.auto_nertz, masks, s)
+
+
+@njit(cache=True, error_model="numpy", _nrt=False)
+def first_illegal(masks, actions, status):
+    """R31's check before a tick: e * S + s of the first seat, at a table still in play, whose
+    action (actions [E, S]) is not in its mask or not an id at all; -1 when every move is
+    legal."""
+    n_tables, n_seats = actions.shape
+    for e in range(n_tables):
+        if status[e] != PLAYING:
+            continue
+        for s in range(n_seats):
+            a = actions[e, s]
+            if a < 0 or a >= masks.shape[2] or masks[e, s, a] == 0:
+                return e * n_seats + s
+    return -1

@@ -21,8 +21,9 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from ..actions import BUILD0, CALL, FLIP, LAKE0, N_ACTIONS, SHIFT0, STACK0, STACK_LENS, WAIT
-from ..layout import COL_CAP, MAX_RIVER, NO_CARD, SRC_NERTZ, SRC_RIVER0, SRC_WASTE
+from ..layout import NO_CARD, SRC_NERTZ, SRC_RIVER0, SRC_WASTE
+from .codec import (KIND_BUILD, KIND_CALL, KIND_FLIP, KIND_LAKE, KIND_SHIFT, KIND_WAIT,
+                    N_ACTIONS, WAIT, decode)
 from .rules import can_build_on, random_below, rank, suit
 
 POLICY_RANDOM, POLICY_SCORED, POLICY_EXTERNAL = 0, 1, 2
@@ -87,14 +88,14 @@ def action_score(a, avail, river, river_n, e, t, knobs, s):
     A knob <= -1 ("never") is the score itself, without bonuses or the withheld score."""
     n_top = avail[e, t, SRC_NERTZ]
     w_top = avail[e, t, SRC_WASTE]
-    if a == WAIT:
+    kd, src, dst, i, length = decode(a)
+    if kd == KIND_WAIT:
         return 0
-    if a == CALL:
+    if kd == KIND_CALL:
         return CALL_SCORE
-    if a == FLIP:
+    if kd == KIND_FLIP:
         return knobs[e, s, KN_FLIP]
-    if a < BUILD0:                                   # source > lake
-        src = a - LAKE0
+    if kd == KIND_LAKE:                              # source > lake
         if src == SRC_NERTZ:
             return knobs[e, s, KN_LAKE_NERTZ]
         if src == SRC_WASTE:
@@ -109,35 +110,27 @@ def action_score(a, avail, river, river_n, e, t, knobs, s):
         if river_n[e, t, src - SRC_RIVER0] == 1 and n_top != NO_CARD:
             k += knobs[e, s, KN_EMPTY_BONUS]
         return k
-    if a < SHIFT0:                                   # nertz / waste > riverC
-        b = a - BUILD0
-        if b < MAX_RIVER:
+    if kd == KIND_BUILD:                             # nertz / waste > riverC
+        if src == SRC_NERTZ:
             k = knobs[e, s, KN_NERTZ_RIVER]
             if k <= NEVER_SCORE:
                 return k
-            return k + (1 if river_n[e, t, b] > 0 else 0)
+            return k + (1 if river_n[e, t, dst] > 0 else 0)
         if n_top != NO_CARD and w_top != NO_CARD and can_build_on(n_top, w_top):
             return knobs[e, s, KN_WASTE_RIVER_USEFUL]
         return knobs[e, s, KN_WASTE_RIVER]
-    if a < STACK0:                                   # riverA:I > riverB
-        q = (a - SHIFT0) // COL_CAP
-        i = (a - SHIFT0) % COL_CAP
-        col_a = q // (MAX_RIVER - 1)
-        col_b = q % (MAX_RIVER - 1)
-        if col_b >= col_a:
-            col_b += 1
+    if kd == KIND_SHIFT:                             # riverA:I > riverB
+        col_a = src - SRC_RIVER0
         if n_top == NO_CARD:
             return NEVER_SCORE
         if i == 0:
-            if river_n[e, t, col_b] > 0:
+            if river_n[e, t, dst] > 0:
                 return knobs[e, s, KN_SHIFT_EMPTY]
             return NEVER_SCORE
         if can_build_on(n_top, river[e, t, col_a, i - 1]):
             return knobs[e, s, KN_SHIFT_EXPOSE]
         return NEVER_SCORE
-    q = a - STACK0                                   # stack > lake
-    bottom = avail[e, t, q // STACK_LENS]
-    length = q % STACK_LENS + 2
+    bottom = avail[e, t, src]                        # stack > lake
     if in_run(n_top, bottom, length):
         k = knobs[e, s, KN_LAKE_NERTZ]
         return k if k <= NEVER_SCORE else k + length

@@ -6,6 +6,7 @@ time), so one compiled kernel serves every RulesConfig.
 """
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import NamedTuple
 
 import numpy as np
@@ -31,9 +32,9 @@ class NertzState(NamedTuple):
     ready: np.ndarray       # int32 [E, S]
     tick: np.ndarray        # int32 [E]
     hand: np.ndarray        # int32 [E]
-    turnovers: np.ndarray   # int16 [E, T]
-    burns: np.ndarray       # int16 [E]
-    penalties: np.ndarray   # int16 [E, T]
+    turnovers: np.ndarray   # int32 [E, T]
+    burns: np.ndarray       # int32 [E]
+    penalties: np.ndarray   # int32 [E, T]
     callers: np.ndarray     # int8  [E, T]
     status: np.ndarray      # int8  [E]
     rng: np.ndarray         # uint64 [E]
@@ -118,8 +119,8 @@ def allocate_state(config, n_tables: int) -> NertzState:
         lake_piles=np.zeros(E, np.int8), lake_next=np.zeros((E, DECK), np.int8),
         lake_own=np.zeros((E, T), np.int16),
         ready=np.zeros((E, S), np.int32), tick=np.zeros(E, np.int32), hand=np.zeros(E, np.int32),
-        turnovers=np.zeros((E, T), np.int16), burns=np.zeros(E, np.int16),
-        penalties=np.zeros((E, T), np.int16), callers=np.zeros((E, T), np.int8),
+        turnovers=np.zeros((E, T), np.int32), burns=np.zeros(E, np.int32),
+        penalties=np.zeros((E, T), np.int32), callers=np.zeros((E, T), np.int8),
         status=np.zeros(E, np.int8), rng=np.zeros(E, np.uint64),
     )
 
@@ -141,3 +142,60 @@ def copy_table(src: NertzState, i: int, dst: NertzState, j: int) -> None:
     """dst[j] = src[i] for every array (Python level: snapshots, set_state)."""
     for a, b in zip(src, dst):
         b[j] = a[i]
+
+
+def coerce_state(arrays, like: NertzState, what: str = "state") -> NertzState:
+    """Fresh C-contiguous copies of `arrays` (a mapping with every NertzState field) in the
+    dtypes and shapes of `like`, else a ValueError naming the array. Only integer arrays are
+    taken (a float is refused, not truncated) and every value must fit the target dtype (no
+    wrap). Meanings and ranges are core/invariants.py's job."""
+    if isinstance(arrays, NertzState):
+        arrays = arrays._asdict()
+    if not isinstance(arrays, Mapping):
+        raise ValueError(f"{what}: the engine arrays must be a dict of {list(NertzState._fields)}, "
+                         f"got {type(arrays).__name__}")
+    if arrays.keys() != _FIELD_SET:
+        missing = [f for f in NertzState._fields if f not in arrays]
+        unknown = [k for k in arrays if k not in _FIELD_SET]
+        raise ValueError(f"{what}: the engine arrays miss {missing} / have unknown {unknown}; "
+                         f"expected exactly {list(NertzState._fields)}")
+    out = []
+    for name, dst in zip(NertzState._fields, like):
+        src = arrays[name]
+        if type(src) is np.ndarray and src.dtype == dst.dtype and src.shape == dst.shape:
+            out.append(src.copy())                # the common case: nothing to convert
+        else:
+            out.append(_coerce_array(src, dst, name, what))
+    return NertzState(*out)
+
+
+_FIELD_SET = frozenset(NertzState._fields)
+
+
+def _coerce_array(value, dst: np.ndarray, name: str, what: str) -> np.ndarray:
+    try:
+        src = np.asarray(value)
+    except (ValueError, TypeError):
+        src = None
+    if src is None or src.dtype.kind not in "iu":
+        kind = type(value).__name__ if src is None else f"{src.dtype} array"
+        raise ValueError(f"{what}: engine array {name!r} is a {kind}; expected integers "
+                         f"({dst.dtype}, shape {dst.shape})")
+    if src.shape != dst.shape:
+        raise ValueError(f"{what}: engine array {name!r} has shape {src.shape}; this "
+                         f"config needs {dst.shape}")
+    if src.size and src.dtype != dst.dtype:        # (the same dtype fits by definition)
+        info = np.iinfo(dst.dtype)
+        lo, hi = int(src.min()), int(src.max())
+        if lo < info.min or hi > info.max:
+            bad = lo if lo < info.min else hi
+            raise ValueError(f"{what}: engine array {name!r} holds {bad}, outside its dtype "
+                             f"{dst.dtype} ({info.min}..{info.max})")
+    return np.ascontiguousarray(src, dtype=dst.dtype).copy()
+
+
+def cards_in_play(st: NertzState) -> np.ndarray:
+    """int64 [E, T]: cards of each team's deck on the table (52 after a deal; a layout may
+    leave some out of play, API.md)."""
+    return (st.nertz_n.astype(np.int64) + st.river_n.sum(axis=-1, dtype=np.int64)
+            + st.stream_n + st.lake_own)

@@ -21,9 +21,10 @@ from __future__ import annotations
 
 from numba import njit
 
-from ..actions import BUILD0, CALL, FLIP, LAKE0, SHIFT0, STACK0, STACK_LENS, WAIT
-from ..layout import (ACE, COL_CAP, COST_FLIP, COST_LAKE, COST_RIVER, COST_SHIFT, MAX_RIVER,
-                      OVER_NERTZ, OVER_TRUNCATED, PLAYING, SRC_RIVER0)
+from ..layout import (ACE, COST_FLIP, COST_LAKE, COST_RIVER, COST_SHIFT, OVER_NERTZ,
+                      OVER_TRUNCATED, PLAYING, SRC_RIVER0)
+from .codec import (KIND_BUILD, KIND_CALL, KIND_FLIP, KIND_LAKE, KIND_SHIFT, KIND_WAIT,
+                    decode)
 from .legal import find_source, write_table_masks
 from .moves import (burn_streams, flip_stream, note_card_move, put_on_lake, put_on_river,
                     shift_run, take_from_source)
@@ -107,45 +108,41 @@ def step_table(st, prm, scr, e, actions, priority, masks, applied):
                 st.penalties[e, t] += 1
             if ready[e, s] < t0 + 1:
                 ready[e, s] = t0 + 1
-        elif a == WAIT:
+            continue
+        kd, src, dst, i, length = decode(a)
+        if kd == KIND_WAIT:
             kind[e, s] = K_WAIT
             if ready[e, s] < t0 + 1:
                 ready[e, s] = t0 + 1
-        elif a == FLIP:
+        elif kd == KIND_FLIP:
             kind[e, s] = K_FLIP
             ready[e, s] = t0 + p * prm.cost[COST_FLIP]
-        elif a == CALL:
+        elif kd == KIND_CALL:
             kind[e, s] = K_CALL
             ready[e, s] = t0 + 1
-        elif a < BUILD0:
+        elif kd == KIND_LAKE:
             kind[e, s] = K_LAKE
-            src_[e, s] = a - LAKE0
-            card_[e, s] = avail[e, t, a - LAKE0]
+            src_[e, s] = src
+            card_[e, s] = avail[e, t, src]
             ready[e, s] = t0 + p * prm.cost[COST_LAKE]
-        elif a < SHIFT0:
-            frm = (a - BUILD0) // MAX_RIVER
+        elif kd == KIND_BUILD:
             kind[e, s] = K_BUILD
-            src_[e, s] = frm
-            dst_[e, s] = (a - BUILD0) % MAX_RIVER
-            card_[e, s] = avail[e, t, frm]
+            src_[e, s] = src
+            dst_[e, s] = dst
+            card_[e, s] = avail[e, t, src]
             ready[e, s] = t0 + p * prm.cost[COST_RIVER]
-        elif a < STACK0:
-            pair = (a - SHIFT0) // COL_CAP
-            i = (a - SHIFT0) % COL_CAP
-            col_a = pair // (MAX_RIVER - 1)
-            bb = pair % (MAX_RIVER - 1)
+        elif kd == KIND_SHIFT:
+            col_a = src - SRC_RIVER0
             na = river_n[e, t, col_a]
             kind[e, s] = K_SHIFT
             src_[e, s] = col_a
             idx_[e, s] = i
-            dst_[e, s] = bb if bb < col_a else bb + 1
+            dst_[e, s] = dst
             height_[e, s] = na
             card_[e, s] = river[e, t, col_a, i]
             card2_[e, s] = river[e, t, col_a, na - 1]
             ready[e, s] = t0 + p * prm.cost[COST_SHIFT]
         else:
-            src = (a - STACK0) // STACK_LENS
-            length = (a - STACK0) % STACK_LENS + 2
             c = avail[e, t, src]
             kind[e, s] = K_STACK
             card_[e, s] = c

@@ -7,14 +7,16 @@ It holds no rules: the scores are `Engine.hand_scores`, the winner `game.decide_
 from __future__ import annotations
 
 import copy
+import threading
 from dataclasses import dataclass
 
 import numpy as np
 
 from ..config import RulesConfig
+from ..core.state import cards_in_play, coerce_state
 from ..engine import Engine
 from ..game import MAX_HANDS, decide_winner
-from ..layout import OVER_TRUNCATED, PLAYING
+from ..layout import DECK, OVER_TRUNCATED, PLAYING
 
 EPISODES = ("hand", "game")
 REWARDS = ("score", "relative", "win")
@@ -147,42 +149,129 @@ class GameLedger:
                 "calls": self.calls.copy(), "hands": self.hands}
 
 
+SNAPSHOT_VERSION = 1
+"""The format of take_snapshot's dicts; load_snapshot reads only this version."""
+SNAPSHOT_KEYS = ("version", "fingerprint", "complete_decks", "engine", "np_random",
+                 "prev_scores", "totals", "calls", "hands")
+
+
 def take_snapshot(eng: Engine, ledger: GameLedger) -> dict:
-    """A deep copy of table 0's engine arrays and generator plus the ledger."""
-    return {"engine": {name: arr.copy() for name, arr in eng.state._asdict().items()},
+    """A deep copy of the engine's arrays and generator plus the ledger, with the format's
+    version, the rules' fingerprint (RulesConfig.fingerprint) and whether every deck is
+    complete (a dealt table: load_snapshot then wants each card exactly once)."""
+    return {"version": SNAPSHOT_VERSION, "fingerprint": eng.config.fingerprint(),
+            "complete_decks": bool((cards_in_play(eng.state) == DECK).all()),
+            "engine": {name: arr.copy() for name, arr in eng.state._asdict().items()},
             "np_random": copy.deepcopy(eng.np_random.bit_generator.state),
             **ledger.get_state()}
+
+
+def checked_rng_state(bit_generator, state, name: str) -> dict:
+    """A copy of `state` if `bit_generator` accepts it (tried on a fresh generator of the same
+    kind), else a ValueError naming it; `bit_generator` itself is not touched."""
+    kind = type(bit_generator).__name__
+    if not isinstance(state, dict) or state.get("bit_generator") != kind:
+        got = state.get("bit_generator") if isinstance(state, dict) else type(state).__name__
+        raise ValueError(f"set_state: {name} must be a {kind} state dict "
+                         f"(bit_generator.state), got {got!r}")
+    with _PROBE_LOCK:
+        probe = _PROBES.get(type(bit_generator))
+        if probe is None:
+            probe = _PROBES[type(bit_generator)] = type(bit_generator)(0)
+        try:
+            probe.state = state
+            read = probe.state                    # a fresh copy, the caller's to keep
+        except (TypeError, ValueError, KeyError, OverflowError) as err:
+            raise ValueError(f"set_state: {name} is not a valid {kind} state: {err}") from None
+    if not _same_leaves(state, read):             # what the setter truncated or ignored
+        raise ValueError(f"set_state: {name} is not a valid {kind} state: it does not read back "
+                         f"as given (integers only, no floats)")
+    return read
+
+
+_PROBES: dict = {}                 # one scratch generator per kind, to try states on
+_PROBE_LOCK = threading.Lock()
+
+
+def _same_leaves(given, read) -> bool:
+    """given == read, leaf by leaf, with no float anywhere in `given`."""
+    if isinstance(given, dict):
+        return isinstance(read, dict) and given.keys() == read.keys() and all(
+            _same_leaves(given[k], read[k]) for k in given)
+    if isinstance(given, (float, np.floating)) or (
+            isinstance(given, np.ndarray) and given.dtype.kind not in "iub"):
+        return False
+    if isinstance(given, np.ndarray) or isinstance(read, np.ndarray):
+        return np.array_equal(given, read)
+    return given == read
+
+
+def _int_array(snapshot, name, shape, low=None) -> np.ndarray:
+    """snapshot[name] as a fresh int64 array of `shape`: integers only (no floats, no wrap)."""
+    try:
+        arr = np.asarray(snapshot[name])
+    except (ValueError, TypeError):
+        arr = None
+    if arr is None or arr.dtype.kind not in "iu":
+        kind = type(snapshot[name]).__name__ if arr is None else f"{arr.dtype} array"
+        raise ValueError(f"set_state: {name!r} is a {kind}; expected integers, shape {shape}")
+    if arr.shape != shape:
+        raise ValueError(f"set_state: {name!r} has shape {arr.shape}; this env's config needs "
+                         f"{shape}")
+    if arr.size and (int(arr.max()) > np.iinfo(np.int64).max
+                     or (low is not None and int(arr.min()) < low)):
+        raise ValueError(f"set_state: {name!r} = {arr.tolist()} is out of range"
+                         + (f" (values >= {low})" if low is not None else " (int64)"))
+    return arr.astype(np.int64)
 
 
 def load_snapshot(eng: Engine, ledger: GameLedger, snapshot: dict, check=None):
     """Restore a take_snapshot() dict (plus the caller's keys) into `eng` and `ledger`.
 
-    Everything is validated before anything is written: a snapshot of another table format is
-    a ValueError naming the array and shapes; a dict that is not a snapshot a ValueError.
+    Everything is validated before anything is written (the engine's arrays and np_random,
+    the ledger, and whatever `check` reads): the format's version, every array's dtype
+    (integers that fit exactly: a float is refused, not truncated) and shape, the rules'
+    fingerprint (a snapshot of other rules is refused), the state's invariants
+    (core/invariants.py) and the generator's state. A failure is a ValueError saying which.
     `check(snapshot)`, if given, reads and validates the caller's own keys (it may raise
     ValueError, KeyError, TypeError) before anything is written; its result is returned."""
+    if not isinstance(snapshot, dict):
+        raise ValueError(f"set_state needs a dict from get_state(), got {type(snapshot).__name__}")
+    if "version" not in snapshot:
+        raise ValueError("set_state needs a dict from get_state(): this one has no 'version' "
+                         "(a snapshot of an older nertz_env, or not a snapshot)")
+    version = snapshot["version"]
+    if type(version) is not int or version != SNAPSHOT_VERSION:
+        raise ValueError(f"set_state: snapshot version {version!r}; this nertz_env reads "
+                         f"version {SNAPSHOT_VERSION} (take the snapshot again with get_state())")
+    missing = [k for k in SNAPSHOT_KEYS if k not in snapshot]
+    if missing:
+        raise ValueError(f"set_state needs a dict from get_state(): missing key(s) {missing}")
+    arrays = coerce_state(snapshot["engine"], eng.state, "set_state")
+    fingerprint = snapshot["fingerprint"]
+    if fingerprint != eng.config.fingerprint():
+        raise ValueError(f"set_state: the snapshot was taken under other rules (fingerprint "
+                         f"{fingerprint!r}); this env plays {eng.config} (fingerprint "
+                         f"{eng.config.fingerprint()!r})")
+    complete = snapshot["complete_decks"]
+    if not isinstance(complete, (bool, np.bool_)):
+        raise ValueError(f"set_state: 'complete_decks' = {complete!r} must be True or False")
+    rng_state = checked_rng_state(eng.np_random.bit_generator, snapshot["np_random"], "np_random")
+    T = ledger.totals.shape
+    prev = _int_array(snapshot, "prev_scores", T)
+    totals = _int_array(snapshot, "totals", T)
+    calls = _int_array(snapshot, "calls", T, low=0)
+    hands = snapshot["hands"]
+    if isinstance(hands, (bool, np.bool_)) or not isinstance(hands, (int, np.integer)) \
+            or not 0 <= hands <= MAX_HANDS:
+        raise ValueError(f"set_state: 'hands' = {hands!r} must be an int from 0 to {MAX_HANDS}")
     try:
-        arrays = snapshot["engine"]
-        for name, dst in eng.state._asdict().items():
-            src = np.asarray(arrays[name])
-            if src.shape != dst.shape:
-                raise ValueError(f"set_state: engine array {name!r} has shape {src.shape}; "
-                                 f"this env's config needs {dst.shape}")
-        rng_state = snapshot["np_random"]
-        prev, totals, calls = (np.asarray(snapshot[k], np.int64) for k in
-                               ("prev_scores", "totals", "calls"))
-        hands = int(snapshot["hands"])
-        for name, arr in (("prev_scores", prev), ("totals", totals), ("calls", calls)):
-            if arr.shape != ledger.totals.shape:
-                raise ValueError(f"set_state: {name!r} has shape {arr.shape}; this env's config "
-                                 f"needs {ledger.totals.shape}")
         extra = check(snapshot) if check is not None else None
     except (KeyError, TypeError) as err:
         raise ValueError(f"set_state needs a dict from get_state(): {err!r}") from None
-    for name, dst in eng.state._asdict().items():
-        dst[...] = arrays[name]
-    eng.np_random.bit_generator.state = copy.deepcopy(rng_state)
-    eng.refresh_masks()
-    ledger.prev, ledger.totals, ledger.calls = prev.copy(), totals.copy(), calls.copy()
-    ledger.hands = hands
+    # the invariants last: write_state checks them before it writes anything
+    eng.write_state(arrays, bool(complete), "set_state")
+    eng.np_random.bit_generator.state = rng_state
+    ledger.prev, ledger.totals, ledger.calls = prev, totals, calls
+    ledger.hands = int(hands)
     return extra

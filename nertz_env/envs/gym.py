@@ -32,8 +32,11 @@ source>lake, source>riverC, riverA:I>riverB shifts, stacks), the same for every 
 The learner's legal moves are `env.action_masks()` (bool [322], what sb3-contrib's
 MaskablePPO reads) and `info["action_mask"]`. An illegal action never crashes under the
 default `illegal_move="penalize"`: it is played as a Wait and costs the learner's team
-`penalty_points` (R31). With `illegal_move="raise"` it raises `ValueError`; with `"ignore"`
-it is a Wait.
+`penalty_points` (R31). With `illegal_move="raise"` it raises `ValueError` before any
+opponent acts; with `"ignore"` it is a Wait. Anything but an action id (a bool, a float such
+as 1.9, a string, an id outside 0..321) is a `ValueError` (`nertz_env.actions.
+check_action_id`, the same answer as every other env), and the env is unchanged: generators
+included.
 
 ## Observation Space
 
@@ -66,7 +69,9 @@ hand's baseline is 0), so an episode's rewards sum to the learner team's game to
 
 A freshly dealt hand (R5-R8), shuffled from the seed of `reset(seed=...)`, hand number 0
 (two-player teams: the first role assignment of R4). `reset(options={"layout": layout})`
-starts from an API.md layout instead (curricula, puzzles, tests).
+starts from an API.md layout instead (curricula, puzzles, tests). `seed` is None or an int
+>= 0; `options` None or a dict whose only key is "layout": anything else is a `ValueError`
+and nothing changes.
 
 ## Episode End
 
@@ -98,19 +103,23 @@ Stepping after the end changes nothing and repeats the end flags with reward 0.
   a trained stable-baselines3 / sb3-contrib model (anything with `predict`, no `act`), which
   is wrapped in `FrozenPolicy` (`nertz_env/envs/opponents.py`): it calls
   `model.predict(observation, action_masks=mask, deterministic=True)` when `predict` takes
-  `action_masks` (MaskablePPO), else `model.predict(observation, deterministic=True)`, and a
-  predicted action that is illegal now is played as Wait (0).
+  `action_masks` (MaskablePPO), else `model.predict(observation, deterministic=True)`; a
+  predicted action that is illegal now is a `ValueError` (`FrozenPolicy(model,
+  on_illegal="wait")` plays it as Wait instead, counted and warned about once). An opponent
+  that returns anything but an action id is a `ValueError` naming its seat (this env's
+  generator is then as before the step).
 - `reward`: `"score"`, `"relative"` or `"win"` (see Rewards).
 - `episode`: `"hand"` or `"game"` (see Episode End).
 - `render_mode`: `None`, `"ansi"` (`render()` returns the `Table` text picture), `"human"`
   (`render()` prints it) or `"rgb_array"` (`render()` returns an H x W x 3 uint8 picture from
   `nertz_env.envs.render`, the learner's team framed; its size depends only on `num_teams`).
 
-`info` after `reset` and `step`: `action_mask` (bool [322]), `applied` (the learner's move
-took effect this tick; False after reset), `tick`, `team` (the learner's team), `seat`,
-`hand_scores` (list of every team's current R29 score), `hand` (the hand's number in the
-game); with `episode="game"` also `totals` (finished hands' scores per team), and
-`final_scores` / `winner` as above.
+`info` after `reset` and `step` (numbers and numpy arrays only): `action_mask` (bool [322],
+the same as `action_masks()`, for MaskablePPO and Gymnasium users), `applied` (the learner's
+move took effect this tick; False after reset), `tick`, `team` (the learner's team), `seat`,
+`hand_scores` (int64 [num_teams]: every team's current R29 score), `hand` (the hand's number
+in the game); with `episode="game"` also `totals` (int64 [num_teams]: finished hands' scores),
+and `final_scores` (int64 [num_teams]) / `winner` (int) as above.
 
 Snapshots: `get_state()` / `set_state(state)` restore the position, the generators and the
 episode bookkeeping exactly (not opponents' own internal state); the env also pickles
@@ -121,7 +130,8 @@ episode bookkeeping exactly (not opponents' own internal state); the env also pi
 - v0: initial release (one learner seat, random-legal or agent opponents, score and relative
   rewards, layout resets). Later in v0 (the default behaviour is unchanged): `episode="game"`,
   `reward="win"`, `render_mode="rgb_array"`, `get_state`/`set_state`, `FrozenPolicy` and
-  mapping opponents, `info["hand"]`.
+  mapping opponents, `info["hand"]`; info lists became int64 arrays; bad actions, seeds and
+  reset options are ValueErrors that change nothing.
 """
 from __future__ import annotations
 
@@ -131,15 +141,16 @@ import gymnasium
 import numpy as np
 from gymnasium import spaces
 
-from ..actions import N_ACTIONS
+from ..actions import N_ACTIONS, check_action_id
 from ..config import RulesConfig
 from ..core.observe import OBS_DIM
 from ..core.state import copy_table
 from ..engine import Engine
-from .episode import (EPISODES, REWARDS, GameLedger, check_reward, env_config, load_snapshot,
-                      take_snapshot, team_rewards)
+from .episode import (EPISODES, REWARDS, GameLedger, check_reward, checked_rng_state, env_config,
+                      load_snapshot, take_snapshot, team_rewards)
 from ..layout import OVER_TRUNCATED, PLAYING
 from .opponents import FrozenPolicy, as_opponent, opponents_per_seat
+from .pettingzoo import check_options, check_rule_kwargs, check_seed, illegal_move_error
 from .render import render_rgb
 from ..table import Table
 
@@ -154,6 +165,8 @@ class NertzGymEnv(gymnasium.Env):
     def __init__(self, config: RulesConfig | None = None, learner_seat: int = 0,
                  opponents=None, reward: str = "score", render_mode: str | None = None,
                  episode: str = "hand", **rules):
+        check_rule_kwargs(rules, ("config", "learner_seat", "opponents", "reward",
+                                  "render_mode", "episode"))
         config = env_config(config, rules)
         check_reward(reward, episode)
         if isinstance(learner_seat, bool) or not isinstance(learner_seat, (int, np.integer)) \
@@ -173,7 +186,7 @@ class NertzGymEnv(gymnasium.Env):
         self.engine = Engine(config, n_tables=1)
         self.observation_space = spaces.Box(-1.0, 1.0, (OBS_DIM,), np.float32)
         self.action_space = spaces.Discrete(N_ACTIONS)
-        self._actions = np.zeros((1, config.num_seats), np.int64)
+        self._raise_illegal = config.illegal_move == "raise"
         # reward baseline, game totals/calls/hands (shared with the PettingZoo env: episode.py)
         self._game = GameLedger(config.num_teams, config.target_score, episode)
         self._applied = False
@@ -190,13 +203,14 @@ class NertzGymEnv(gymnasium.Env):
 
     # ------------------------------------------------------------------ Gymnasium API
     def reset(self, *, seed=None, options=None):
+        seed = check_seed(seed)                  # everything checked before anything changes
+        layout = check_options(options).get("layout")
+        table = None if layout is None else Table.from_layout(layout, self.config)
         super().reset(seed=seed)
         eng = self.engine
         eng.reset(seed=seed)
-        layout = (options or {}).get("layout")
-        if layout is not None:
+        if table is not None:
             key = eng.state.rng[0]               # the priority draws stay tied to the seed
-            table = Table.from_layout(layout, self.config)
             copy_table(table.engine.state, 0, eng.state, 0)
             eng.state.rng[0] = key
             eng.refresh_masks()
@@ -211,14 +225,27 @@ class NertzGymEnv(gymnasium.Env):
         return self._obs(), self._info()
 
     def step(self, action):
+        action = check_action_id(action, "action")    # before anything moves (opponents too)
         eng = self.engine
         if self._ended is not None:
             # Past the end of the episode (Gymnasium leaves this undefined): nothing moves.
             return (self._obs(), 0.0, *self._ended, self._info())
-        acts = self._actions
-        acts[0, self.learner_seat] = int(action)
-        self._opponent_actions(acts)
-        applied = eng.step(acts)
+        mask = eng.masks[0, self.learner_seat]
+        if self._raise_illegal and not mask[action]:
+            raise illegal_move_error("action", action, mask)
+        acts = np.zeros((1, self.config.num_seats), np.int64)
+        acts[0, self.learner_seat] = action
+        if self.opponents is None:               # random legal: cannot fail
+            self._opponent_actions(acts)
+            applied = eng.step(acts)
+        else:                                    # agents may fail (a bad id, R31 "raise"):
+            rng_state = self.np_random.bit_generator.state   # then the env is unchanged
+            try:
+                self._opponent_actions(acts)
+                applied = eng.step(acts)
+            except BaseException:
+                self.np_random.bit_generator.state = rng_state
+                raise
         self._applied = bool(applied[0, self.learner_seat])
         out = self._game.after_tick(eng)         # hand/game end, next hand (episode.py)
         reward = team_rewards(self.reward_kind, out.delta, out.win)[self.team]
@@ -229,7 +256,7 @@ class NertzGymEnv(gymnasium.Env):
         # in play, the R29 scores after_tick just computed are the info's (a new hand: its own)
         info = self._info(None if out.hand_over else self._game.prev)
         if self.episode == "game" and out.hand_over:
-            info["final_scores"] = [int(x) for x in out.final_scores]
+            info["final_scores"] = np.array(out.final_scores, np.int64)
             if out.win is not None:
                 info["winner"] = out.win
         return self._obs(), reward, out.terminated, out.truncated, info
@@ -247,7 +274,8 @@ class NertzGymEnv(gymnasium.Env):
                 legal = np.flatnonzero(masks[s])
                 acts[0, s] = legal[self.np_random.integers(len(legal))] if len(legal) else 0
             else:
-                acts[0, s] = int(act(obs[s].copy(), masks[s].copy()))
+                acts[0, s] = check_action_id(act(obs[s].copy(), masks[s].copy()),
+                                             f"opponent at seat {s}")
 
     def action_masks(self) -> np.ndarray:
         """Bool [N_ACTIONS]: the learner seat's legal moves now (MaskablePPO)."""
@@ -285,18 +313,20 @@ class NertzGymEnv(gymnasium.Env):
         (observation, info) of the restored position. The same actions then give the same
         observations, rewards, terminations and infos as after the snapshot was taken."""
         def check(snap):
-            ended = snap["ended"]
-            if ended is not None:
-                ended = (bool(ended[0]), bool(ended[1]))
-            rng = snap["env_np_random"]
-            kind = type(self.np_random.bit_generator).__name__
-            if rng["bit_generator"] != kind:
-                raise ValueError(f"set_state: env_np_random is a {rng['bit_generator']} state; "
-                                 f"this env's np_random is a {kind}")
-            return rng, bool(snap["applied"]), ended
+            ended, applied = snap["ended"], snap["applied"]
+            flags = (bool, np.bool_)
+            if ended is not None and not (isinstance(ended, (tuple, list)) and len(ended) == 2
+                                          and all(isinstance(x, flags) for x in ended)):
+                raise ValueError(f"set_state: 'ended' = {ended!r} must be None or "
+                                 f"(terminated, truncated) bools")
+            if not isinstance(applied, flags):
+                raise ValueError(f"set_state: 'applied' = {applied!r} must be True or False")
+            rng = checked_rng_state(self.np_random.bit_generator, snap["env_np_random"],
+                                    "env_np_random")
+            return rng, bool(applied), None if ended is None else tuple(map(bool, ended))
 
         rng_state, applied, ended = load_snapshot(self.engine, self._game, state, check)
-        self.np_random.bit_generator.state = copy.deepcopy(rng_state)
+        self.np_random.bit_generator.state = rng_state
         self._applied, self._ended = applied, ended
         return self._obs(), self._info()
 
@@ -321,6 +351,6 @@ class NertzGymEnv(gymnasium.Env):
             "tick": int(eng.state.tick[0]),
             "team": self.team,
             "seat": self.learner_seat,
-            "hand_scores": [int(x) for x in scores],
+            "hand_scores": np.array(scores, np.int64),
             "hand": int(eng.state.hand[0]),
-        } | ({"totals": [int(x) for x in self._game.totals]} if self.episode == "game" else {})
+        } | ({"totals": self._game.totals.copy()} if self.episode == "game" else {})

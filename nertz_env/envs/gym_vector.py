@@ -26,12 +26,13 @@ torch.
   in which no hand ended.
 - `reset(seed=int)` re-seeds the engine (the same seed and actions give the same
   trajectories); `reset()` deals fresh hands from the engine's generator (seeded by `seed=`
-  at construction). `options` are ignored; one seed drives all tables, so a list of seeds is
-  a ValueError.
+  at construction). One seed drives all tables, so a list of seeds is a ValueError; so is
+  any `options` key (this env has no reset options: None or {}).
+- `step(actions)`: one integer id per table (`nertz_env.actions.check_action_array`), checked
+  before anything changes; under illegal_move="raise" (R31) an illegal id is a ValueError
+  naming the table and the id; "penalize" (the default) and "ignore" as in RULES.md R31.
 """
 from __future__ import annotations
-
-import operator
 
 import numpy as np
 from gymnasium import spaces
@@ -42,6 +43,7 @@ from ..actions import N_ACTIONS
 from ..config import RulesConfig
 from ..core.observe import OBS_DIM
 from .learner_batch import attach
+from .pettingzoo import check_options, check_seed
 
 try:
     from gymnasium.vector import AutoresetMode
@@ -66,11 +68,11 @@ class NertzGymVectorEnv(VectorEnv):
 
     # ---------------------------------------------------------------- Gymnasium vector API
     def reset(self, *, seed=None, options=None):
-        if seed is not None:
-            if isinstance(seed, (list, tuple, np.ndarray)):
-                raise ValueError("seed: one int seeds every table of NertzGymVectorEnv "
-                                 "(the tables share one seeded generator); got a sequence")
-            seed = operator.index(seed)
+        if isinstance(seed, (list, tuple, np.ndarray)):
+            raise ValueError("seed: one int seeds every table of NertzGymVectorEnv "
+                             "(the tables share one seeded generator); got a sequence")
+        seed = check_seed(seed)
+        check_options(options, allowed=())
         super().reset(seed=seed)
         obs = self.batch.reset(seed)
         self._dealt = True

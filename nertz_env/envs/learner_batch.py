@@ -8,12 +8,18 @@ or agent for every other seat ("greedy", "heuristic:style=cautious", ...), a lis
 per other seat in seat order, or a mapping seat -> spec. Only bots the core can play
 (`core_policy()`: random, greedy, heuristic styles) are accepted: the vector envs never leave
 numba per step; NertzGymEnv takes any agent, torch policies included.
+
+Learner actions (`set_actions`) are checked before anything changes: one integer id per table
+(`nertz_env.actions.check_action_array`: the same answers as every env), and under
+illegal_move="raise" (R31) a ValueError naming the table and the id for a move that is not
+legal now. Under "penalize" the kernel plays an illegal id as Wait and adds a penalty to the
+learner's team (core/tick.py); under "ignore" it is a free Wait.
 """
 from __future__ import annotations
 
 import numpy as np
 
-from ..actions import N_ACTIONS
+from ..actions import check_action_array
 from ..config import RulesConfig
 from ..core.batch import (REWARD_RELATIVE, REWARD_SCORE, vec_step_observe_batch,
                          vec_step_observe_range)
@@ -23,6 +29,7 @@ from ..bots import core_bot
 from ..engine import Engine
 from .episode import env_config
 from .opponents import opponents_per_seat
+from .pettingzoo import check_rule_kwargs, check_seed, illegal_move_error
 
 REWARDS = {"score": REWARD_SCORE, "relative": REWARD_RELATIVE}
 
@@ -59,10 +66,15 @@ def core_bots(opponents, config: RulesConfig, learner_seat: int, n_tables: int):
 def attach(env, num_envs, config, seed, learner_seat, reward, opponents, rules) -> None:
     """Give a vector env its LearnerBatch and the attributes both vector envs expose
     (batch, config, engine, num_envs, learner_seat, render_mode)."""
+    if isinstance(num_envs, (bool, np.bool_)) or not isinstance(num_envs, (int, np.integer)) \
+            or num_envs < 1:
+        raise ValueError(f"num_envs={num_envs!r}: an int >= 1")
+    check_rule_kwargs(rules, ("num_envs", "config", "seed", "learner_seat", "reward",
+                              "opponents"))
     config = env_config(config, rules)
-    env.batch = LearnerBatch(num_envs, config, seed, learner_seat, reward, opponents)
+    env.batch = LearnerBatch(int(num_envs), config, seed, learner_seat, reward, opponents)
     env.config, env.engine = config, env.batch.engine
-    env.num_envs, env.learner_seat, env.render_mode = num_envs, learner_seat, None
+    env.num_envs, env.learner_seat, env.render_mode = env.batch.num_envs, env.batch.learner_seat, None
 
 
 class LearnerBatch:
@@ -70,23 +82,26 @@ class LearnerBatch:
 
     def __init__(self, num_envs: int, config: RulesConfig, seed, learner_seat: int,
                  reward: str, opponents=None):
-        if reward not in REWARDS:
+        if not (isinstance(reward, str) and reward in REWARDS):
             raise ValueError(f"reward={reward!r} is invalid: one of {sorted(REWARDS)} for the "
                              f"vector env")
-        if isinstance(learner_seat, bool) or not isinstance(learner_seat, int) \
+        if isinstance(learner_seat, (bool, np.bool_)) \
+                or not isinstance(learner_seat, (int, np.integer)) \
                 or not 0 <= learner_seat < config.num_seats:
             raise ValueError(f"learner_seat={learner_seat!r}: seats are 0..{config.num_seats - 1}")
+        seed = check_seed(seed)
         self.config = config
         self.engine = Engine(config, num_envs, seed)      # validates num_envs
         self.num_envs = num_envs
-        self.learner_seat = learner_seat
+        self.learner_seat = int(learner_seat)
+        self._raise_illegal = config.illegal_move == "raise"
         self.reward_kind = REWARDS[reward]
         self.kinds, self.knobs, self.opponent_names = core_bots(opponents, config, learner_seat,
                                                                 num_envs)
         T = config.num_teams
         self.prev = np.zeros((num_envs, T), np.float64)
         self.cur = np.zeros((num_envs, T), np.float64)
-        self.final_scores = np.zeros((num_envs, T), np.float64)
+        self.final_scores = np.zeros((num_envs, T), np.float64)   # (the kernel's dtype)
         self.rewards = np.zeros(num_envs, np.float64)
         self.terminated = np.zeros(num_envs, np.int8)
         self.truncated = np.zeros(num_envs, np.int8)
@@ -95,20 +110,24 @@ class LearnerBatch:
         self.actions = np.zeros(num_envs, np.int16)
 
     def reset(self, seed=None) -> np.ndarray:
-        """Deal every table (seed: restart the engine's generator); the learner's observations."""
-        self.engine.reset(seed=seed)
+        """Deal every table (seed: restart the engine's generator; None: continue it); the
+        learner's observations."""
+        self.engine.reset(seed=check_seed(seed))
         self.policy_rng[:] = self.engine.np_random.integers(0, 2**63, size=self.num_envs,
                                                             dtype=np.uint64)
         self.prev[:] = 0
         return self.observe()
 
     def set_actions(self, actions) -> None:
-        a = np.asarray(actions).reshape(-1)
-        if a.shape != (self.num_envs,) or not np.issubdtype(a.dtype, np.integer):
-            raise ValueError(f"actions must be {self.num_envs} integer action ids, got shape "
-                             f"{np.shape(actions)} and dtype {a.dtype}")
-        if a.size and (a.min() < 0 or a.max() >= N_ACTIONS):
-            raise ValueError(f"action ids must be 0..{N_ACTIONS - 1}")
+        """The learner's ids for the next step, one per table (module docstring): checked
+        before anything is written."""
+        a = check_action_array(actions, (self.num_envs,), "actions")
+        if self._raise_illegal:
+            masks = self.engine.masks[:, self.learner_seat]
+            bad = masks[np.arange(self.num_envs), a] == 0
+            if bad.any():
+                e = int(np.flatnonzero(bad)[0])
+                raise illegal_move_error(f"actions[{e}] (table {e})", int(a[e]), masks[e])
         self.actions[:] = a
 
     def step(self) -> np.ndarray:
@@ -118,14 +137,11 @@ class LearnerBatch:
         final_scores / final_obs hold the step's results."""
         eng = self.engine
         obs = np.empty((self.num_envs, 1, OBS_DIM), np.float32)
-        args = (eng.state, eng.params, eng.scratch, eng.masks, eng.actions, eng.priority,
-                eng.applied, self.actions, self.learner_seat, self.kinds, self.knobs,
-                self.policy_rng, self.reward_kind, self.prev, self.cur, self.rewards,
-                self.terminated, self.truncated, self.final_scores, self.final_obs, obs)
-        if eng.parallel:
-            vec_step_observe_batch(*args)
-        else:
-            vec_step_observe_range(*args, 0, self.num_envs)
+        eng.run_kernel(vec_step_observe_batch, vec_step_observe_range, eng.masks, eng.actions,
+                       eng.priority, eng.applied, self.actions, self.learner_seat, self.kinds,
+                       self.knobs, self.policy_rng, self.reward_kind, self.prev, self.cur,
+                       self.rewards, self.terminated, self.truncated, self.final_scores,
+                       self.final_obs, obs)
         return obs.reshape(self.num_envs, OBS_DIM)
 
     def observe(self) -> np.ndarray:

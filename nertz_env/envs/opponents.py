@@ -2,16 +2,20 @@
 
 An opponent is anything with the agent interface `act(observation, action_mask) -> int`
 (issue 4), a plain callable with that signature, or a trained stable-baselines3 /
-sb3-contrib model (anything with `predict`), wrapped here in `FrozenPolicy`.
+sb3-contrib model (anything with `predict`), wrapped here in `FrozenPolicy` (whose
+`on_illegal` says what an illegal prediction does: "raise" by default, or "wait").
 """
 from __future__ import annotations
 
 import inspect
+import warnings
 from collections.abc import Mapping
 
 import numpy as np
 
 from ..actions import WAIT
+
+ON_ILLEGAL = ("raise", "wait")
 
 
 class FrozenPolicy:
@@ -20,20 +24,31 @@ class FrozenPolicy:
     `act` calls `model.predict(observation, action_masks=mask, deterministic=...)` when the
     model's `predict` takes `action_masks` (MaskablePPO and other sb3-contrib maskable
     algorithms), else `model.predict(observation, deterministic=...)`. The model is frozen:
-    it is never trained here. A predicted action that is not legal now (an unmasked model can
-    pick one) is played as Wait (action 0) instead, so the opponent is never penalized under
-    R31; `illegal` counts those replacements. The observation must be the one the model was
-    trained on (the flat float32 vector of `nertz_env/core/observe.py`, as in NertzGymEnv)."""
+    it is never trained here. The observation must be the one the model was trained on (the
+    flat float32 vector of `nertz_env/core/observe.py`, as in NertzGymEnv).
 
-    def __init__(self, model, deterministic: bool = True):
+    A predicted action that is not legal now (an unmasked model can pick one) follows
+    `on_illegal`:
+    - `"raise"` (default): a ValueError naming the model, the row and the id: nothing is
+      hidden, and a masked model never gets there;
+    - `"wait"`: played as Wait (action 0, always legal) instead, so the opponent is never
+      penalized under R31; `illegal` counts those replacements, and the first one warns
+      (RuntimeWarning) once per FrozenPolicy.
+    A prediction that is not one integer id per row is a ValueError either way."""
+
+    def __init__(self, model, deterministic: bool = True, on_illegal: str = "raise"):
         predict = getattr(model, "predict", None)
         if not callable(predict):
             raise ValueError(f"FrozenPolicy needs a model with predict(observation, ...), got "
                              f"{type(model).__name__}")
+        if not (isinstance(on_illegal, str) and on_illegal in ON_ILLEGAL):
+            raise ValueError(f"on_illegal={on_illegal!r}: one of {ON_ILLEGAL}")
         self.model = model
         self.deterministic = bool(deterministic)
+        self.on_illegal = on_illegal
         self.masked = _takes_action_masks(predict)
         self.illegal = 0
+        self._warned = False
 
     def act(self, observation, action_mask) -> int:
         return int(self.act_batch(np.asarray(observation)[None], np.asarray(action_mask)[None])[0])
@@ -46,15 +61,35 @@ class FrozenPolicy:
             acts, _ = self.model.predict(obs, action_masks=masks, deterministic=self.deterministic)
         else:
             acts, _ = self.model.predict(obs, deterministic=self.deterministic)
-        acts = np.asarray(acts, np.int64).reshape(-1)
+        acts = np.asarray(acts)
+        if acts.dtype.kind not in "iu" or acts.size != masks.shape[0]:
+            raise ValueError(f"FrozenPolicy({type(self.model).__name__}): predict returned "
+                             f"{acts.dtype} {acts.shape}; expected {masks.shape[0]} integer "
+                             f"action ids")
+        acts = acts.reshape(-1)
         ok = (acts >= 0) & (acts < masks.shape[1])
         ok[ok] = masks[np.flatnonzero(ok), acts[ok]]
+        if ok.all():
+            return acts.astype(np.int64)
+        row = int(np.flatnonzero(~ok)[0])
+        if self.on_illegal == "raise":
+            raise ValueError(f"FrozenPolicy({type(self.model).__name__}): predicted action id "
+                             f"{int(acts[row])} (row {row}) is not a legal move now; "
+                             f"FrozenPolicy(model, on_illegal='wait') plays Wait instead")
         self.illegal += int((~ok).sum())
+        if not self._warned:
+            self._warned = True
+            warnings.warn(f"FrozenPolicy({type(self.model).__name__}) predicted an illegal "
+                          f"action id ({int(acts[row])}); playing Wait instead "
+                          f"(on_illegal='wait'; .illegal counts them). Warned once.",
+                          RuntimeWarning, stacklevel=2)
+        acts = acts.astype(np.int64)
         acts[~ok] = WAIT
         return acts
 
     def __repr__(self) -> str:
-        return f"FrozenPolicy({type(self.model).__name__}, masked={self.masked})"
+        return (f"FrozenPolicy({type(self.model).__name__}, masked={self.masked}, "
+                f"on_illegal={self.on_illegal!r})")
 
 
 def _takes_action_masks(fn) -> bool:
@@ -69,7 +104,8 @@ def _takes_action_masks(fn) -> bool:
 def as_opponent(agent, where: str):
     """The act(observation, action_mask) callable of one opponent spec, or None for the
     environment's uniformly random legal moves: an object with `act`, a model with `predict`
-    (wrapped in FrozenPolicy), a callable, or None. Anything else is a ValueError naming
+    (wrapped in FrozenPolicy with its defaults: an illegal prediction raises; wrap it yourself
+    with on_illegal="wait" otherwise), a callable, or None. Anything else is a ValueError naming
     `where`."""
     if agent is None:
         return None

@@ -13,17 +13,24 @@ One step of this environment is one tick of the table.
 `Discrete(322)` for every agent: the numbering of `nertz_env/actions.py` (0 = wait, 1 = flip,
 2 = call, 3-9 to the Lake, 10-19 builds, 20-279 River shifts, 280-321 stacks). Legal ids are
 marked by `action_mask`. An agent left out of `actions` (or given None) waits. An illegal id
-costs `penalty_points` under the default `illegal_move="penalize"` (R31) and never raises;
-an id outside 0..321 is a ValueError naming the agent and the id.
+costs `penalty_points` under the default `illegal_move="penalize"` (R31) and never raises
+(`"ignore"`: a free Wait; `"raise"`: a ValueError naming the agent and the id). Anything but
+an action id (a bool, a float such as 1.9, a string, an id outside 0..321), an unknown agent
+or actions that are not a dict is a ValueError naming the agent (`nertz_env.actions.
+check_action_id`: every env gives the same bad action the same answer), and the env is
+unchanged.
 
 ## Observation Space
 `Dict({"observation": Box(-1, 1, (OBS_DIM,), float32), "action_mask": Box(0, 1, (322,), int8)})`:
 the flat vector of `nertz_env/core/observe.py` (its docstring tables the segments; face-down
-cards never appear) and the agent's legal moves. The same mask is in `infos[agent]["action_mask"]`.
-The arrays are the env's own and never change while anything references them (keep them, or
-a view of them, as long as you like); the env reuses an array only once every reference to
-it is gone (CPython reference counts), so a loop that drops each step's observations
-allocates nothing.
+cards never appear) and the agent's legal moves (only here: not in the infos). Every step
+returns fresh arrays: what a caller keeps is never written again.
+
+## Infos
+Numbers only (TorchRL's PettingZooWrapper builds specs from them): `team` (int), `role` (int,
+R4: `ROLE_SOLO` = 0 a one-player team, `ROLE_NERTZ` = 1 holds the Nertz pile, `ROLE_STREAM` =
+2 holds the Stream; two-player teams swap roles every hand), `hand` (the hand's number in the
+game), `tick`, `applied` (bool: the agent's move took effect this tick; False after reset).
 
 ## Rewards (`reward=`)
 - `"score"`: each step, the change of the agent's team hand score (R29, `Engine.hand_scores`)
@@ -53,25 +60,27 @@ as keywords override it). Then `render_mode` (None, "ansi": `render()` returns t
 text picture, "human": prints it, "rgb_array": `render()` returns the H x W x 3 uint8 picture of
 `nertz_env.envs.render`, a constant size per number of teams), `episode` ("hand" |
 "game"), `reward` ("score" | "relative" | "win"), `observation` ("flat"). A bad name or value
-is a ValueError. `reset(seed=..., options={"layout": layout})` starts from an API.md layout
-(other option keys are ignored).
+is a ValueError. `reset(seed=..., options={"layout": layout})` starts from an API.md layout;
+`seed` is None or an int >= 0, `options` None or a dict whose only key is "layout" (anything
+else is a ValueError, and the env is unchanged; the one exception is the key "options", which
+PettingZoo's own api_test passes to probe reset and which does nothing).
 
 ## Version History
 - v0: initial release; `render_mode="rgb_array"` added (same v0: observations, rewards and
-  dynamics unchanged).
+  dynamics unchanged). Later in v0: infos hold numbers only (`role` an int code,
+  `action_mask` only in the observation); unknown reset options are ValueErrors.
 """
 from __future__ import annotations
 
 import dataclasses
 import operator
 from collections.abc import Mapping
-from sys import getrefcount
 
 import numpy as np
 from gymnasium import logger, spaces
 from pettingzoo import ParallelEnv
 
-from ..actions import N_ACTIONS, WAIT
+from ..actions import N_ACTIONS, WAIT, check_action_id
 from ..config import RulesConfig
 from ..core.observe import OBS_DIM, SUM_APPLIED, SUM_HAND, SUM_STATUS, SUM_TICK
 from ..core.state import NertzState, copy_table
@@ -86,13 +95,62 @@ from ..table import Table
 OBSERVATIONS = ("flat",)
 RENDER_MODES = ("ansi", "human", "rgb_array")
 RULE_FIELDS = tuple(f.name for f in dataclasses.fields(RulesConfig) if f.init)
+RESET_OPTIONS = ("layout",)                # the keys reset(options=...) takes
+ROLE_SOLO, ROLE_NERTZ, ROLE_STREAM = 0, 1, 2   # infos[agent]["role"] (R4)
+# PettingZoo's api_test / parallel_api_test call reset(options={"options": 1}) to see that
+# reset takes options: that one key is accepted (and does nothing) so the checkers pass
+_PETTINGZOO_PROBE = ("options",)
 
 # state(): every state array but the generator key (rng), then the game's totals and calls
 _STATE_FIELDS = tuple(f for f in NertzState._fields if f != "rng")
 _BIG = float(np.finfo(np.float32).max)
 _INT_ONLY = frozenset({int})              # the fast path's action types: plain ints only
 _ACTION_IDS = frozenset(range(N_ACTIONS))  # ... and values
-_SLOTS = 3                                 # recycled output slots (_new_slot)
+
+
+def check_rule_kwargs(rules: dict, own: tuple) -> None:
+    """An env constructor's **rules: only RulesConfig fields; `own` names the constructor's
+    other arguments for the message."""
+    unknown = sorted(map(str, set(rules) - set(RULE_FIELDS)))
+    if unknown:
+        raise ValueError(f"unknown keyword argument(s) {unknown}: allowed are the RulesConfig "
+                         f"fields {list(RULE_FIELDS)} and {', '.join(own)}")
+
+
+def check_seed(seed, where: str = "seed"):
+    """A reset/constructor seed: None, or an int >= 0 (numpy ints too, not bool), returned as
+    a Python int (what Gymnasium's seeding takes); anything else a ValueError."""
+    if seed is None:
+        return None
+    if isinstance(seed, (bool, np.bool_)) or not isinstance(seed, (int, np.integer)) or seed < 0:
+        raise ValueError(f"{where}={seed!r}: a seed is None or an int >= 0")
+    return int(seed)
+
+
+def check_options(options, allowed=RESET_OPTIONS, where: str = "options",
+                  tolerated=()) -> dict:
+    """reset(options=...): None or a dict whose keys are among `allowed`; returned as a dict.
+    A non-dict or an unknown key is a ValueError naming the key and the allowed keys. Keys in
+    `tolerated` are accepted and do nothing (the PettingZoo env: _PETTINGZOO_PROBE)."""
+    if options is None:
+        return {}
+    if not isinstance(options, Mapping):
+        raise ValueError(f"{where} must be None or a dict with keys among {list(allowed)}, got "
+                         f"{type(options).__name__}")
+    unknown = [k for k in options
+               if not (isinstance(k, str) and (k in allowed or k in tolerated))]
+    if unknown:
+        raise ValueError(f"{where}: unknown key(s) {unknown!r}; the allowed keys are "
+                         f"{list(allowed)}")
+    return dict(options)
+
+
+def illegal_move_error(where: str, action: int, mask) -> ValueError:
+    """R31 under illegal_move="raise", the same words in every env: `where` names the agent,
+    seat or table, `mask` its legal moves now."""
+    legal = np.flatnonzero(mask).tolist()
+    return ValueError(f"{where}: action id {action} is not among the legal moves now {legal} "
+                      f"(R31, illegal_move='raise')")
 
 
 class NertzParallelEnv(ParallelEnv):
@@ -104,11 +162,7 @@ class NertzParallelEnv(ParallelEnv):
     def __init__(self, config: RulesConfig | None = None, *, render_mode: str | None = None,
                  episode: str = "hand", reward: str = "score", observation: str = "flat",
                  **rules):
-        unknown = sorted(set(rules) - set(RULE_FIELDS))
-        if unknown:
-            raise ValueError(f"unknown keyword argument(s) {unknown}: allowed are the RulesConfig "
-                             f"fields {list(RULE_FIELDS)} and config, render_mode, episode, "
-                             f"reward, observation")
+        check_rule_kwargs(rules, ("config", "render_mode", "episode", "reward", "observation"))
         config = env_config(config, rules)
         if render_mode is not None and render_mode not in RENDER_MODES:
             raise ValueError(f"render_mode={render_mode!r}: one of None, {', '.join(map(repr, RENDER_MODES))}")
@@ -121,6 +175,7 @@ class NertzParallelEnv(ParallelEnv):
         self.episode, self.reward, self.observation = episode, reward, observation
         self._engine = Engine(config, n_tables=1)
         self._table = Table(self._engine)
+        self._raise_illegal = config.illegal_move == "raise"
 
         S, T = config.num_seats, config.num_teams
         self.possible_agents = [f"player_{i}" for i in range(S)]
@@ -145,8 +200,6 @@ class NertzParallelEnv(ParallelEnv):
         self._hand_rows, self._rows_hand = None, None    # _hand_rows_of: per hand number
         self._all_false = dict.fromkeys(self.possible_agents, False)
         self._n_seats = S
-        self._actions_c = None                    # _actions_view: ctypes view of actions[0]
-        self._slots, self._slot_next, self._slot_refs = [None] * _SLOTS, 0, None  # _new_slot
         # actions dict -> tuple of its values in seat order (KeyError if an agent is missing)
         self._ids_in_seat_order = operator.itemgetter(*self.possible_agents)
         # reward baseline, game totals/calls/hands (shared with NertzGymEnv: episode.py)
@@ -161,14 +214,17 @@ class NertzParallelEnv(ParallelEnv):
 
     # ------------------------------------------------------------------ episode
     def reset(self, seed=None, options=None):
-        eng = self._engine
-        eng.reset(seed=seed, hands=[0])
-        layout = (options or {}).get("layout") if isinstance(options, dict) else None
-        if layout is not None:
+        seed = check_seed(seed)
+        layout = check_options(options, tolerated=_PETTINGZOO_PROBE).get("layout")
+        src = None
+        if layout is not None:                    # parsed before anything changes
             src = Table.from_layout(layout, self.config)
             if src.hand_over:
                 raise ValueError("options['layout'] describes a finished hand (callers named or "
                                  "tick >= max_ticks); give a position still in play")
+        eng = self._engine
+        eng.reset(seed=seed, hands=[0])
+        if src is not None:
             key = eng.state.rng[0]                 # keep this env's seeded tick order (R22)
             copy_table(src.engine.state, 0, eng.state, 0)
             eng.state.rng[0] = key
@@ -182,29 +238,27 @@ class NertzParallelEnv(ParallelEnv):
         agents = self.agents
         if not agents:
             raise ValueError("step() after the episode ended: call reset() first")
-        try:                                      # the agents' actions in seat order
-            ids = self._ids_in_seat_order(actions)
-            fast = len(actions) == len(ids) and _INT_ONLY.issuperset(map(type, ids)) \
-                and _ACTION_IDS.issuperset(ids)   # every agent, plain int ids in range
-        except (KeyError, TypeError):             # an agent left out; not a dict
-            fast = False
-        if not fast:                              # the general path: agents left out, None,
+        ids = None
+        if type(actions) is dict:                 # the common case: every agent, plain int ids
+            try:
+                ids = self._ids_in_seat_order(actions)
+            except KeyError:                      # an agent left out
+                ids = None
+            if ids is not None and not (len(actions) == len(ids)
+                                        and _INT_ONLY.issuperset(map(type, ids))
+                                        and _ACTION_IDS.issuperset(ids)):
+                ids = None
+        if ids is None:                           # the general path: agents left out, None,
             ids = self._action_ids(actions)       # numpy ids, and the errors
+        if self._raise_illegal:
+            self._check_legal(ids)
         eng = self._engine
-        view = self._actions_c                    # validated: the engine's unchecked path
-        if view is None:
-            view = self._actions_view()
-        view[:] = ids                             # engine.actions[0] = ids
-        # tick, R29 scores, every seat's view and mask, into arrays no one else references
-        k = self._slot_next
-        self._slot_next = (k + 1) % _SLOTS
-        slot = self._slots[k]
-        if slot is None or getrefcount(slot[0]) != self._slot_refs[0] \
-                or getrefcount(slot[1]) != self._slot_refs[1] \
-                or list(map(getrefcount, slot[2])) != self._slot_refs[2]:
-            slot = self._new_slot(k)
-        row = eng._step_observe_into(slot[0], slot[1])[0].tolist()
-        arrays = slot[2]                          # per seat: observation row, then mask row
+        # tick, R29 scores, every seat's view and mask (fresh arrays) in one engine call; the
+        # ids are validated above, so they go in through step_observe's trusted form
+        eng.actions[0] = ids
+        summary, obs, masks = eng.step_observe()
+        row = summary[0].tolist()
+        arrays = (*obs[0], *masks[0])             # per seat: observation rows, then mask rows
         # row: status, tick, hand, applied[S], scores[T]
         S = self._n_seats
         self._applied = row[SUM_APPLIED:SUM_APPLIED + S]   # 1 = applied (infos give bools)
@@ -234,20 +288,24 @@ class NertzParallelEnv(ParallelEnv):
             self.render()
         return observations, rewards, terminations, truncations, infos
 
-    def _actions_view(self):
-        """A ctypes array over engine.actions[0]: `view[:] = ids` writes S valid ids at a
-        third of numpy's cost for a short sequence of ints. Built on first use, dropped when
-        pickled (a ctypes view of a buffer is not picklable) and rebuilt after."""
-        row = self._engine.actions[0]
-        view = np.ctypeslib.as_ctypes_type(row.dtype) * row.size
-        self._actions_c = view.from_buffer(row)
-        return self._actions_c
+    def check_action(self, agent, action) -> int:
+        """The id `agent` may send now (what step() checks per agent, also used by the AEC
+        form at each agent's turn): an action id (check_action_id, ValueError naming the
+        agent) and, under illegal_move="raise", one of the agent's legal moves (R31)."""
+        seat = self._seat.get(agent) if isinstance(agent, str) else None
+        if seat is None:
+            raise ValueError(f"unknown agent {agent!r}: agents are {self.possible_agents}")
+        a = check_action_id(action, agent)
+        if self._raise_illegal and not self._engine.masks[0, seat, a]:
+            raise illegal_move_error(agent, a, self._engine.masks[0, seat])
+        return a
 
-    def __getstate__(self):
-        state = self.__dict__.copy()
-        state["_actions_c"] = None                # a ctypes view of a buffer: not picklable
-        state["_slots"] = [None] * _SLOTS         # views would come back as separate copies
-        return state
+    def _check_legal(self, ids) -> None:
+        """R31 under illegal_move="raise", before the engine sees the ids (naming the agent)."""
+        masks = self._engine.masks[0]
+        for seat, a in enumerate(ids):
+            if not masks[seat, a]:
+                raise illegal_move_error(self.possible_agents[seat], a, masks[seat])
 
     def _action_ids(self, actions) -> list:
         """One validated id per seat (WAIT for an agent left out or given None); a ValueError
@@ -258,11 +316,11 @@ class NertzParallelEnv(ParallelEnv):
         ids = list(self._wait_ids)
         seat_of = self._seat
         for agent, action in actions.items():
-            seat = seat_of.get(agent)
+            seat = seat_of.get(agent) if isinstance(agent, str) else None
             if seat is None:
                 raise ValueError(f"unknown agent {agent!r}: agents are {self.possible_agents}")
             if action is not None:
-                ids[seat] = _action_id(agent, action)
+                ids[seat] = check_action_id(action, agent)
         return ids
 
     def _playing_rewards(self, delta: list) -> list:
@@ -281,7 +339,7 @@ class NertzParallelEnv(ParallelEnv):
 
     def _returns(self, arrays, tick, hand, team_rewards=None):
         """(observations, infos, rewards) of the live agents: fresh dicts. arrays: seat s's
-        observation at arrays[s], its mask at arrays[S + s] (arrays no one else writes)."""
+        observation at arrays[s], its mask at arrays[S + s] (fresh arrays of this step)."""
         S = self._n_seats
         applied = self._applied
         rows = self._hand_rows if hand == self._rows_hand else self._hand_rows_of(hand)
@@ -290,9 +348,10 @@ class NertzParallelEnv(ParallelEnv):
             rows = [r for r in rows if r[0] in agents]
         observations, infos, rewards = {}, {}, {}
         for agent, seat, team, base in rows:      # one pass: most of a step's Python time
-            mask = arrays[S + seat]
-            observations[agent] = {"observation": arrays[seat], "action_mask": mask}
-            infos[agent] = dict(base, applied=applied[seat] == 1, tick=tick, action_mask=mask)
+            observations[agent] = {"observation": arrays[seat], "action_mask": arrays[S + seat]}
+            infos[agent] = info = base.copy()
+            info["applied"] = applied[seat] == 1
+            info["tick"] = tick
             if team_rewards is not None:
                 rewards[agent] = team_rewards[team]
         return observations, infos, rewards
@@ -300,10 +359,9 @@ class NertzParallelEnv(ParallelEnv):
     def _hand_rows_of(self, hand: int) -> list:
         """Per agent in seat order, for hand number `hand`: (agent, seat, team, base info):
         the info dict's constant part (team, R4 role, hand), its other keys filled per step
-        (dict(base, ...) copies it, faster than a dict display of six keys)."""
+        (a copy of it, then two stores: faster than a dict display of five keys)."""
         self._hand_rows = [(agent, seat, team, {"team": team, "role": roles[hand & 1],
-                                                "applied": False, "tick": 0, "hand": hand,
-                                                "action_mask": None})
+                                                "applied": False, "tick": 0, "hand": hand})
                            for agent, seat, team, roles in self._rows]
         self._rows_hand = hand
         return self._hand_rows
@@ -316,36 +374,19 @@ class NertzParallelEnv(ParallelEnv):
                                                eng.state.hand.item(0))
         return observations, infos
 
-    def _copied_rows(self) -> list:
+    def _copied_rows(self) -> tuple:
         """_returns' arrays over copies of the engine's observation and mask buffers."""
         obs, masks = self._engine.observe()[0].copy(), self._engine.masks[0].copy()
-        return [obs[s] for s in range(self._n_seats)] + [masks[s] for s in range(self._n_seats)]
+        return (*obs, *masks)
 
-    def _new_slot(self, k: int) -> tuple:
-        """Output slot k: (obs [1, S, OBS_DIM] float32, masks [1, S, N_ACTIONS] int8, their S
-        + S row views handed out as observations and masks). step() reuses a slot only while
-        nothing but the slot references its arrays and views (CPython reference counts,
-        recorded here as _slot_refs): what a caller still holds, directly or through a view,
-        is never written again. In the usual loop, which drops each step's dicts, the same
-        _SLOTS slots come back: no allocation, and memory still warm in the cache."""
-        S = self._n_seats
-        obs = np.empty((1, S, OBS_DIM), np.float32)
-        masks = np.empty((1, S, N_ACTIONS), np.int8)
-        slot = self._slots[k] = (obs, masks, [obs[0, s] for s in range(S)] +
-                                 [masks[0, s] for s in range(S)])
-        del obs, masks
-        slot = self._slots[k]
-        self._slot_refs = (getrefcount(slot[0]), getrefcount(slot[1]),
-                           list(map(getrefcount, slot[2])))
-        return slot
-
-    def _role(self, seat, team, hand) -> str:
-        """R4: "solo", or who holds the Nertz pile / the Stream in a two-player team."""
+    def _role(self, seat, team, hand) -> int:
+        """R4: ROLE_SOLO, or who holds the Nertz pile (ROLE_NERTZ) / the Stream (ROLE_STREAM)
+        in a two-player team."""
         if self._sizes[team] == 1:
-            return "solo"
+            return ROLE_SOLO
         first = seat == self.config.seat_team.index(team)
         first_holds_nertz = not (self.config.alternate_roles and hand % 2 == 1)
-        return "nertz" if first == first_holds_nertz else "stream"
+        return ROLE_NERTZ if first == first_holds_nertz else ROLE_STREAM
 
     # ------------------------------------------------------------------ views
     @property
@@ -393,14 +434,17 @@ class NertzParallelEnv(ParallelEnv):
         """Restore a get_state() snapshot of an env with the same config; returns the
         (observations, infos) of the restored position."""
         def check(snap):
-            agents = list(snap["agents"])
-            applied = np.asarray(snap["applied"], bool)
-            if not set(agents) <= set(self.possible_agents):
-                raise ValueError(f"set_state: agents {agents} are not among {self.possible_agents}")
-            return agents, applied
+            agents, applied = snap["agents"], np.asarray(snap["applied"])
+            if not isinstance(agents, list) or len(set(agents)) != len(agents) \
+                    or not set(agents) <= set(self.possible_agents):
+                raise ValueError(f"set_state: agents {agents!r} must be a list of distinct "
+                                 f"names among {self.possible_agents}")
+            if applied.dtype != bool or applied.shape != (self.config.num_seats,):
+                raise ValueError(f"set_state: 'applied' must be {self.config.num_seats} bools, "
+                                 f"got {snap['applied']!r}")
+            return list(agents), applied.tolist()
 
-        agents, applied = load_snapshot(self._engine, self._game, snapshot, check)
-        self._applied = np.broadcast_to(applied, (self.config.num_seats,)).tolist()
+        agents, self._applied = load_snapshot(self._engine, self._game, snapshot, check)
         self.agents = agents
         return self._observe()
 
@@ -410,22 +454,6 @@ class NertzParallelEnv(ParallelEnv):
 
     def __str__(self) -> str:
         return "nertz_v0"
-
-
-def _action_id(agent, action) -> int:
-    """An action as an int id in 0..N_ACTIONS-1, else a ValueError naming agent and id."""
-    a = action
-    if isinstance(a, np.ndarray) and a.size == 1:
-        a = a.reshape(()).item() if np.issubdtype(a.dtype, np.integer) else a
-    if isinstance(a, (bool, np.bool_)):
-        raise ValueError(f"{agent}: action {action!r} is not an int id 0..{N_ACTIONS - 1}")
-    try:
-        a = operator.index(a)
-    except TypeError:
-        raise ValueError(f"{agent}: action {action!r} is not an int id 0..{N_ACTIONS - 1}") from None
-    if not 0 <= a < N_ACTIONS:
-        raise ValueError(f"{agent}: action id {a} is out of range: action ids are 0..{N_ACTIONS - 1}")
-    return a
 
 
 def _state_space(state: NertzState) -> spaces.Box:

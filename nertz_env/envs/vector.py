@@ -6,7 +6,16 @@ A stable-baselines3 VecEnv (MaskablePPO: `env_method("action_masks")`, `has_attr
 observations the flat float32 vector of nertz_env/core/observe.py and rewards per
 `reward=` ("score" or "relative", see core/batch.py vec_step_range). Finished hands are
 re-dealt at once (SB3 auto-reset): the info of that step carries "terminal_observation",
-"final_scores" and "TimeLimit.truncated" (max_ticks, R26).
+"final_scores" (int64 [num_teams]) and "TimeLimit.truncated" (max_ticks, R26).
+
+Seeding follows SB3's convention: the seed given to the constructor or to `seed(s)` is used by
+the next `reset()` only; later resets continue the generator (so every reset deals new hands,
+and `seed(s)` + `reset()` reproduces). `seed(None)` draws a fresh seed for the next reset.
+
+Learner actions go through `step_async`, which checks them before anything changes
+(nertz_env/envs/learner_batch.py): one integer id per table, and under illegal_move="raise"
+(R31) a ValueError naming the table and the id for an illegal move; "penalize" (the default)
+and "ignore" as in RULES.md R31. `set_options` takes no keys (this env has no reset options).
 """
 from __future__ import annotations
 
@@ -18,6 +27,7 @@ from ..config import RulesConfig
 from ..core.observe import OBS_DIM
 from ..engine import Engine
 from .learner_batch import attach
+from .pettingzoo import check_options, check_seed
 
 try:                                   # SB3 is an optional extra ([train])
     from stable_baselines3.common.vec_env.base_vec_env import VecEnv as _VecEnvBase
@@ -34,21 +44,42 @@ class NertzVecEnv(_VecEnvBase):
         attach(self, num_envs, config, seed, learner_seat, reward, opponents, rules)
         self.observation_space = spaces.Box(-1.0, 1.0, (OBS_DIM,), np.float32)
         self.action_space = spaces.Discrete(N_ACTIONS)
-        self._seed = seed
+        self._next_seed = check_seed(seed)          # the next reset's only (module docstring)
+        self._dealt = False
         if _VecEnvBase is not object:
-            super().__init__(num_envs, self.observation_space, self.action_space)
+            super().__init__(self.num_envs, self.observation_space, self.action_space)
 
     # ---------------------------------------------------------------- SB3 VecEnv API
     def reset(self):
-        seed = getattr(self, "_seeds", None)
-        seed = self._seed if seed is None or seed[0] is None else seed[0]
-        return self.batch.reset(seed)
+        seed, self._next_seed = self._next_seed, None
+        obs = self.batch.reset(seed)
+        self._dealt = True
+        return obs
 
     def seed(self, seed=None):
-        self._seed = seed
+        """The seed of the next reset() only (SB3: seeds apply at the next reset); None draws
+        a fresh one. Returns it once per table (the tables share one seeded generator)."""
+        seed = check_seed(seed)
+        if seed is None:
+            seed = int(np.random.SeedSequence().entropy)
+        self._next_seed = seed
         return [seed] * self.num_envs
 
+    def set_options(self, options=None) -> None:
+        """SB3's per-reset options: this env has none, so only None or {} (per table or one
+        for all) is accepted."""
+        if isinstance(options, (list, tuple)):
+            if len(options) != self.num_envs:
+                raise ValueError(f"options: one dict per table ({self.num_envs}), got "
+                                 f"{len(options)}")
+            for opts in options:
+                check_options(opts, allowed=())
+        else:
+            check_options(options, allowed=())
+
     def step_async(self, actions) -> None:
+        if not self._dealt:
+            raise ValueError("step() before reset(): call reset() first")
         self.batch.set_actions(actions)
 
     def step_wait(self):
@@ -58,7 +89,7 @@ class NertzVecEnv(_VecEnvBase):
         infos = [{} for _ in range(self.num_envs)]
         for e in np.flatnonzero(done):
             infos[e] = {"terminal_observation": b.final_obs[e, 0].copy(),
-                        "final_scores": b.final_scores[e].tolist(),
+                        "final_scores": b.final_scores[e].astype(np.int64),
                         "TimeLimit.truncated": bool(b.truncated[e])}
         return obs, b.rewards.astype(np.float32), done, infos
 
