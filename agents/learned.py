@@ -56,7 +56,9 @@ class PPOAgent(Agent):
     def __init__(self, path, deterministic: bool = True, device: str = "cpu"):
         if not isinstance(deterministic, bool):
             raise ValueError(f"deterministic={deterministic!r} must be True or False")
-        self.policy = FrozenPolicy(load_model(path, device=device), deterministic=deterministic)
+        # illegal picks (an unmasked PPO) go to the table, whose illegal_move decides (R31)
+        self.policy = FrozenPolicy(load_model(path, device=device), deterministic=deterministic,
+                                   on_illegal="pass")
         self.name = f"ppo:{path}"
 
     def act(self, observation, action_mask) -> int:

@@ -138,7 +138,8 @@ def null_parallel_env(like):
     """A do-nothing pettingzoo.ParallelEnv with the agents and spaces of `like` and no game
     behind it. Fair but honest: every reset / step builds the return values any ParallelEnv
     must build, as fresh dicts: per agent a fresh {"observation", "action_mask"} dict, rewards
-    (0.0), terminations and truncations (False), infos holding the action_mask. Their arrays
+    (0.0), terminations and truncations (False), and per agent a fresh info dict with the
+    keys and values of `like`'s reset infos (team, role, applied, tick, hand). Their arrays
     are constant (one dealt position of `like`, preallocated once, never copied); the actions
     are ignored and the episode never ends."""
     from pettingzoo import ParallelEnv
@@ -151,9 +152,9 @@ def null_parallel_env(like):
             self.agents = []
             self.observation_spaces = {a: like.observation_space(a) for a in self.possible_agents}
             self.action_spaces = {a: like.action_space(a) for a in self.possible_agents}
-            obs, _ = like.reset(seed=0)                 # a real dealt position, then constant
-            self._rows = [(a, obs[a]["observation"].copy(), obs[a]["action_mask"].copy())
-                          for a in self.possible_agents]
+            obs, infos = like.reset(seed=0)             # a real dealt position, then constant
+            self._rows = [(a, obs[a]["observation"].copy(), obs[a]["action_mask"].copy(),
+                           dict(infos[a])) for a in self.possible_agents]
 
         def observation_space(self, agent):
             return self.observation_spaces[agent]
@@ -162,8 +163,8 @@ def null_parallel_env(like):
             return self.action_spaces[agent]
 
         def _returns(self):
-            obs = {a: {"observation": o, "action_mask": m} for a, o, m in self._rows}
-            infos = {a: {"action_mask": m} for a, _, m in self._rows}
+            obs = {a: {"observation": o, "action_mask": m} for a, o, m, _ in self._rows}
+            infos = {a: dict(info) for a, _, _, info in self._rows}
             return obs, infos
 
         def reset(self, seed=None, options=None):

@@ -19,7 +19,10 @@ def test_tournament_writes_the_same_files_for_the_same_seed(tmp_path, capsys):
         assert (tmp_path / "a" / name).read_bytes() == (tmp_path / "b" / name).read_bytes(), name
     res = json.loads((tmp_path / "a" / "results.json").read_text())
     assert res["hands_played"] == 3 * 4 * 2 and res["seed"] == 7
-    assert [r["agent"] for r in res["leaderboard"]]
+    assert sorted(r["agent"] for r in res["leaderboard"]) == [
+        "greedy", "heuristic:style=cautious,flip=20", "random"]
+    assert main(argv[:-3] + ["--seed", "8", "--quiet", "--out", str(tmp_path / "c")]) == 0
+    assert (tmp_path / "c" / "hands.csv").read_bytes() != (tmp_path / "a" / "hands.csv").read_bytes()
 
 
 def test_tournament_rule_variants_reach_the_config(tmp_path):

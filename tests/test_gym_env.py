@@ -527,3 +527,5 @@ def test_frozen_policy_on_illegal_without_sb3():
         FrozenPolicy(StubModel([1.5, 2.0])).act_batch(obs, mask)
     with pytest.raises(ValueError, match="on_illegal"):
         FrozenPolicy(StubModel([0]), on_illegal=None)
+    passing = FrozenPolicy(StubModel([7, 5]), on_illegal="pass")   # the caller applies R31
+    assert passing.act_batch(obs, mask).tolist() == [7, 5] and passing.illegal == 0

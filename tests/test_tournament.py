@@ -167,20 +167,38 @@ def test_write_files_are_reproducible(tmp_path):
     assert "heuristic" in a.table()
 
 
+def _spaces_env():
+    """A stand-in env with the learner's spaces: enough to build and save a model without
+    compiling a vector env (what the runner plays is the saved model, not its training)."""
+    import gymnasium as gym
+
+    class Env(gym.Env):
+        observation_space = gym.spaces.Box(-1.0, 1.0, (791,), np.float32)
+        action_space = gym.spaces.Discrete(322)
+
+        def reset(self, seed=None, options=None):
+            return np.zeros(791, np.float32), {}
+
+        def step(self, action):
+            return np.zeros(791, np.float32), 0.0, True, False, {}
+
+        def action_masks(self):
+            return np.ones(322, bool)
+
+    return Env()
+
+
 def test_ppo_agent_plays_in_a_tournament(tmp_path):
     """ppo:model.zip (a saved MaskablePPO) is an agent like the bots: the runner drives it
     from Python, it only plays legal moves (masked), and the numbers are reproducible."""
     sb3c = pytest.importorskip("sb3_contrib")
-    from nertz_env.envs.vector import NertzVecEnv
-
-    model = sb3c.MaskablePPO("MlpPolicy", NertzVecEnv(4, num_teams=2, seed=0), n_steps=16,
-                             batch_size=32, seed=0, device="cpu")
-    model.learn(32)
     path = tmp_path / "tiny.zip"
-    model.save(path)
+    sb3c.MaskablePPO("MlpPolicy", _spaces_env(), n_steps=8, batch_size=8, seed=0,
+                     device="cpu").save(path)
     spec = f"ppo:{path}"
-    a = run_tournament(["greedy", spec], teams=2, deals=3, seed=1, progress=False)
-    b = run_tournament(["greedy", spec], teams=2, deals=3, seed=1, progress=False)
+    config = RulesConfig(max_ticks=150)                  # illegal_move="raise": masked, never
+    a = run_tournament(["greedy", spec], config=config, deals=3, seed=1, progress=False)
+    b = run_tournament(["greedy", spec], config=config, deals=3, seed=1, progress=False)
     assert a.names == ["greedy", spec]
     np.testing.assert_array_equal(a.records.score, b.records.score)
     agent = make_agent(spec)
@@ -188,6 +206,27 @@ def test_ppo_agent_plays_in_a_tournament(tmp_path):
     masks = np.zeros((2, 322), np.int8)
     masks[:, [0, 1]] = 1
     assert set(agent.act_batch(obs, masks).tolist()) <= {0, 1}
+
+
+def test_unmasked_ppo_follows_the_tables_illegal_move(tmp_path):
+    """A plain PPO model can pick illegal ids: the table's illegal_move decides (R31), as for
+    any agent: "raise" names the agent, "penalize" costs penalty_points; nothing is turned
+    into a Wait behind the user's back."""
+    pytest.importorskip("sb3_contrib")
+    from stable_baselines3 import PPO
+    path = tmp_path / "plain.zip"
+    PPO("MlpPolicy", _spaces_env(), n_steps=8, batch_size=8, seed=0, device="cpu").save(path)
+    spec = f"ppo:{path}"
+    with pytest.raises(ValueError, match="plain.zip"):
+        run_tournament(["greedy", spec], config=RulesConfig(max_ticks=50), deals=2, seed=1,
+                       progress=False)
+    pen = run_tournament(["greedy", spec], deals=2, seed=1, progress=False,
+                         config=RulesConfig(max_ticks=50, illegal_move="penalize"))
+    ign = run_tournament(["greedy", spec], deals=2, seed=1, progress=False,
+                         config=RulesConfig(max_ticks=50, illegal_move="ignore"))
+    ppo = pen.names.index(spec)
+    mine = pen.records.agent == ppo
+    assert (pen.records.score[mine] < ign.records.score[mine]).all()
 
 
 class Returns(Agent):

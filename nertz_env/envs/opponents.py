@@ -3,7 +3,7 @@
 An opponent is anything with the agent interface `act(observation, action_mask) -> int`
 (issue 4), a plain callable with that signature, or a trained stable-baselines3 /
 sb3-contrib model (anything with `predict`), wrapped here in `FrozenPolicy` (whose
-`on_illegal` says what an illegal prediction does: "raise" by default, or "wait").
+`on_illegal` says what an illegal prediction does: "raise" by default, "wait" or "pass").
 """
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ import numpy as np
 
 from ..actions import WAIT
 
-ON_ILLEGAL = ("raise", "wait")
+ON_ILLEGAL = ("raise", "wait", "pass")
 
 
 class FrozenPolicy:
@@ -33,7 +33,9 @@ class FrozenPolicy:
       hidden, and a masked model never gets there;
     - `"wait"`: played as Wait (action 0, always legal) instead, so the opponent is never
       penalized under R31; `illegal` counts those replacements, and the first one warns
-      (RuntimeWarning) once per FrozenPolicy.
+      (RuntimeWarning) once per FrozenPolicy;
+    - `"pass"`: returned as predicted, for a caller that applies R31 itself (tournaments:
+      the table's `illegal_move` decides, as for any agent).
     A prediction that is not one integer id per row is a ValueError either way."""
 
     def __init__(self, model, deterministic: bool = True, on_illegal: str = "raise"):
@@ -69,7 +71,7 @@ class FrozenPolicy:
         acts = acts.reshape(-1)
         ok = (acts >= 0) & (acts < masks.shape[1])
         ok[ok] = masks[np.flatnonzero(ok), acts[ok]]
-        if ok.all():
+        if ok.all() or self.on_illegal == "pass":
             return acts.astype(np.int64)
         row = int(np.flatnonzero(~ok)[0])
         if self.on_illegal == "raise":
