@@ -18,7 +18,6 @@ import argparse
 import json
 import statistics
 import sys
-import time
 
 from agents.base import Agent
 from agents.registry import make_agent
@@ -58,8 +57,8 @@ def main(argv=None) -> int:
     py = run_tournament(py_bots, teams=args.teams, deals=args.python_deals, progress=False)
     py_rate = py.hands_played / py.elapsed_s
     cmd = "python -m benchmarks.tournament " + " ".join(argv if argv is not None else sys.argv[1:])
-    print(f"| path | teams | hands per run | hands/s | command |")
-    print(f"|---|---|---|---|---|")
+    print("| path | teams | hands per run | hands/s | command |")
+    print("|---|---|---|---|---|")
     print(f"| jitted bots (median of 3; runs {', '.join(f'{x:,.0f}' for x in runs)}) | "
           f"{args.teams} | {r.hands_played:,} | {jit:,.0f} | `{cmd.strip()}` |")
     print(f"| Python-driven bots | {args.teams} | {py.hands_played:,} | {py_rate:,.1f} | "

@@ -304,7 +304,6 @@ def ray_local():
 @pytest.mark.parametrize("kw", list(RLLIB_TABLES.values()), ids=list(RLLIB_TABLES))
 def test_rllib_multiagent_checker(kw):
     """RLlib's own check_multiagent_environments on ParallelPettingZooEnv (no Ray instance)."""
-    MultiAgentEnv = client("ray.rllib.env.multi_agent_env").MultiAgentEnv
     ParallelPettingZooEnv = client("ray.rllib.env.wrappers.pettingzoo_env").ParallelPettingZooEnv
     check = client("ray.rllib.utils.pre_checks.env").check_multiagent_environments
 

@@ -26,7 +26,6 @@ from __future__ import annotations
 from collections import Counter
 
 import numpy as np
-import pytest
 from helpers import random_config
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st

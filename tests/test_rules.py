@@ -16,7 +16,7 @@ import copy
 
 import pytest
 
-from nertz_env import Move, RulesConfig, Table
+from nertz_env import RulesConfig, Table
 
 from helpers import BLACKS, OTHER, REDS, layout_of, team  # noqa: F401
 

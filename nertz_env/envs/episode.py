@@ -7,7 +7,9 @@ It holds no rules: the scores are `Engine.hand_scores`, the winner `game.decide_
 from __future__ import annotations
 
 import copy
+import dataclasses
 import threading
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 import numpy as np
@@ -18,6 +20,8 @@ from ..engine import Engine
 from ..game import MAX_HANDS, decide_winner
 from ..layout import DECK, OVER_TRUNCATED, PLAYING
 
+RULE_FIELDS = tuple(f.name for f in dataclasses.fields(RulesConfig) if f.init)
+RESET_OPTIONS = ("layout",)                # the keys reset(options=...) takes
 EPISODES = ("hand", "game")
 REWARDS = ("score", "relative", "win")
 
@@ -30,6 +34,51 @@ def env_config(config, rules) -> RulesConfig:
     if not isinstance(config, RulesConfig):
         raise ValueError(f"config must be a RulesConfig, got {type(config).__name__}")
     return config.replace(**rules) if rules else config
+
+
+def check_rule_kwargs(rules: dict, own: tuple) -> None:
+    """An env constructor's **rules: only RulesConfig fields; `own` names the constructor's
+    other arguments for the message."""
+    unknown = sorted(map(str, set(rules) - set(RULE_FIELDS)))
+    if unknown:
+        raise ValueError(f"unknown keyword argument(s) {unknown}: allowed are the RulesConfig "
+                         f"fields {list(RULE_FIELDS)} and {', '.join(own)}")
+
+
+def check_seed(seed, where: str = "seed"):
+    """A reset/constructor seed: None, or an int >= 0 (numpy ints too, not bool), returned as
+    a Python int (what Gymnasium's seeding takes); anything else a ValueError."""
+    if seed is None:
+        return None
+    if isinstance(seed, (bool, np.bool_)) or not isinstance(seed, (int, np.integer)) or seed < 0:
+        raise ValueError(f"{where}={seed!r}: a seed is None or an int >= 0")
+    return int(seed)
+
+
+def check_options(options, allowed=RESET_OPTIONS, where: str = "options",
+                  tolerated=()) -> dict:
+    """reset(options=...): None or a dict whose keys are among `allowed`; returned as a dict.
+    A non-dict or an unknown key is a ValueError naming the key and the allowed keys. Keys in
+    `tolerated` are accepted and do nothing (the PettingZoo env: _PETTINGZOO_PROBE)."""
+    if options is None:
+        return {}
+    if not isinstance(options, Mapping):
+        raise ValueError(f"{where} must be None or a dict with keys among {list(allowed)}, got "
+                         f"{type(options).__name__}")
+    unknown = [k for k in options
+               if not (isinstance(k, str) and (k in allowed or k in tolerated))]
+    if unknown:
+        raise ValueError(f"{where}: unknown key(s) {unknown!r}; the allowed keys are "
+                         f"{list(allowed)}")
+    return dict(options)
+
+
+def illegal_move_error(where: str, action: int, mask) -> ValueError:
+    """R31 under illegal_move="raise", the same words in every env: `where` names the agent,
+    seat or table, `mask` its legal moves now."""
+    legal = np.flatnonzero(mask).tolist()
+    return ValueError(f"{where}: action id {action} is not among the legal moves now {legal} "
+                      f"(R31, illegal_move='raise')")
 
 
 def check_reward(reward: str, episode: str, rewards=REWARDS) -> None:

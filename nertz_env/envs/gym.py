@@ -150,7 +150,7 @@ from .episode import (EPISODES, REWARDS, GameLedger, check_reward, checked_rng_s
                       load_snapshot, take_snapshot, team_rewards)
 from ..layout import OVER_TRUNCATED, PLAYING
 from .opponents import FrozenPolicy, as_opponent, opponents_per_seat
-from .pettingzoo import check_options, check_rule_kwargs, check_seed, illegal_move_error
+from .episode import check_options, check_rule_kwargs, check_seed, illegal_move_error
 from .render import render_rgb
 from ..table import Table
 

@@ -43,7 +43,7 @@ from ..actions import N_ACTIONS
 from ..config import RulesConfig
 from ..core.observe import OBS_DIM
 from .learner_batch import attach
-from .pettingzoo import check_options, check_seed
+from .episode import check_options, check_seed
 
 try:
     from gymnasium.vector import AutoresetMode

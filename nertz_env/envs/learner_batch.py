@@ -29,7 +29,7 @@ from ..bots import core_bot
 from ..engine import Engine
 from .episode import env_config
 from .opponents import opponents_per_seat
-from .pettingzoo import check_rule_kwargs, check_seed, illegal_move_error
+from .episode import check_rule_kwargs, check_seed, illegal_move_error
 
 REWARDS = {"score": REWARD_SCORE, "relative": REWARD_RELATIVE}
 

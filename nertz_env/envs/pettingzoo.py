@@ -72,7 +72,6 @@ PettingZoo's own api_test passes to probe reset and which does nothing).
 """
 from __future__ import annotations
 
-import dataclasses
 import operator
 from collections.abc import Mapping
 
@@ -85,7 +84,8 @@ from ..config import RulesConfig
 from ..core.observe import OBS_DIM, SUM_APPLIED, SUM_HAND, SUM_STATUS, SUM_TICK
 from ..core.state import NertzState, copy_table
 from ..engine import Engine
-from .episode import (GameLedger, check_reward, env_config, load_snapshot, take_snapshot,
+from .episode import (GameLedger, check_options, check_reward, check_rule_kwargs,
+                      check_seed, env_config, illegal_move_error, load_snapshot, take_snapshot,
                       team_rewards)
 from ..game import MAX_HANDS
 from ..layout import PLAYING
@@ -94,8 +94,6 @@ from ..table import Table
 
 OBSERVATIONS = ("flat",)
 RENDER_MODES = ("ansi", "human", "rgb_array")
-RULE_FIELDS = tuple(f.name for f in dataclasses.fields(RulesConfig) if f.init)
-RESET_OPTIONS = ("layout",)                # the keys reset(options=...) takes
 ROLE_SOLO, ROLE_NERTZ, ROLE_STREAM = 0, 1, 2   # infos[agent]["role"] (R4)
 # PettingZoo's api_test / parallel_api_test call reset(options={"options": 1}) to see that
 # reset takes options: that one key is accepted (and does nothing) so the checkers pass
@@ -106,51 +104,6 @@ _STATE_FIELDS = tuple(f for f in NertzState._fields if f != "rng")
 _BIG = float(np.finfo(np.float32).max)
 _INT_ONLY = frozenset({int})              # the fast path's action types: plain ints only
 _ACTION_IDS = frozenset(range(N_ACTIONS))  # ... and values
-
-
-def check_rule_kwargs(rules: dict, own: tuple) -> None:
-    """An env constructor's **rules: only RulesConfig fields; `own` names the constructor's
-    other arguments for the message."""
-    unknown = sorted(map(str, set(rules) - set(RULE_FIELDS)))
-    if unknown:
-        raise ValueError(f"unknown keyword argument(s) {unknown}: allowed are the RulesConfig "
-                         f"fields {list(RULE_FIELDS)} and {', '.join(own)}")
-
-
-def check_seed(seed, where: str = "seed"):
-    """A reset/constructor seed: None, or an int >= 0 (numpy ints too, not bool), returned as
-    a Python int (what Gymnasium's seeding takes); anything else a ValueError."""
-    if seed is None:
-        return None
-    if isinstance(seed, (bool, np.bool_)) or not isinstance(seed, (int, np.integer)) or seed < 0:
-        raise ValueError(f"{where}={seed!r}: a seed is None or an int >= 0")
-    return int(seed)
-
-
-def check_options(options, allowed=RESET_OPTIONS, where: str = "options",
-                  tolerated=()) -> dict:
-    """reset(options=...): None or a dict whose keys are among `allowed`; returned as a dict.
-    A non-dict or an unknown key is a ValueError naming the key and the allowed keys. Keys in
-    `tolerated` are accepted and do nothing (the PettingZoo env: _PETTINGZOO_PROBE)."""
-    if options is None:
-        return {}
-    if not isinstance(options, Mapping):
-        raise ValueError(f"{where} must be None or a dict with keys among {list(allowed)}, got "
-                         f"{type(options).__name__}")
-    unknown = [k for k in options
-               if not (isinstance(k, str) and (k in allowed or k in tolerated))]
-    if unknown:
-        raise ValueError(f"{where}: unknown key(s) {unknown!r}; the allowed keys are "
-                         f"{list(allowed)}")
-    return dict(options)
-
-
-def illegal_move_error(where: str, action: int, mask) -> ValueError:
-    """R31 under illegal_move="raise", the same words in every env: `where` names the agent,
-    seat or table, `mask` its legal moves now."""
-    legal = np.flatnonzero(mask).tolist()
-    return ValueError(f"{where}: action id {action} is not among the legal moves now {legal} "
-                      f"(R31, illegal_move='raise')")
 
 
 class NertzParallelEnv(ParallelEnv):

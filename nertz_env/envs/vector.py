@@ -27,7 +27,7 @@ from ..config import RulesConfig
 from ..core.observe import OBS_DIM
 from ..engine import Engine
 from .learner_batch import attach
-from .pettingzoo import check_options, check_seed
+from .episode import check_options, check_seed
 
 try:                                   # SB3 is an optional extra ([train])
     from stable_baselines3.common.vec_env.base_vec_env import VecEnv as _VecEnvBase
