@@ -304,8 +304,8 @@ def _play_python(config, objs, names, seat_agent, kinds, knobs, policy_rng, dkey
     T = config.num_teams
     H = out_scores.shape[1]
     eng = Engine(config, n_tables=n, parallel=False)
-    st = eng.state
-    st.rng[:] = pkeys
+    st = eng.state                               # read only: statuses, callers, ticks
+    eng.seed_tables(pkeys)
 
     def serial(kernel, *args):                   # a serial engine: only the range kernel runs
         eng.run_kernel(None, kernel, *args)

@@ -44,12 +44,25 @@ from .layout import DECK, OVER_TRUNCATED, PLAYING
 
 
 PARALLEL_MIN_TABLES = 256
+MAX_TABLES = 1 << 24          # far beyond memory at 4 teams (~5 KB a table)
 _FLOAT32, _INT8 = np.dtype(np.float32), np.dtype(np.int8)
+_INT32_MAX = int(np.iinfo(np.int32).max)
 
 
 _LAUNCH_LOCK = threading.Lock()
 # None: not known yet (no parallel launch in this process); then True only under workqueue
 _serialize_launches = None
+
+
+def new_generator(seed) -> np.random.Generator:
+    """numpy's default_rng(seed) for a seed numpy takes (None, an int >= 0, a sequence of
+    them, a SeedSequence / BitGenerator / Generator); anything else a ValueError naming it."""
+    if isinstance(seed, (bool, np.bool_, float, np.floating, str, bytes)):
+        raise ValueError(f"seed={seed!r}: a seed is None or an int >= 0 (numpy's default_rng)")
+    try:
+        return np.random.default_rng(seed)
+    except (TypeError, ValueError, OverflowError) as err:
+        raise ValueError(f"seed={seed!r}: a seed is None or an int >= 0 (numpy: {err})") from None
 
 
 def launch_parallel(kernel, *args):
@@ -76,8 +89,11 @@ class Engine:
                  parallel: bool | None = None):
         """parallel: None chooses by size (PARALLEL_MIN_TABLES); True/False forces the
         prange kernels or the serial ones (same results, see the property tests)."""
-        if not isinstance(n_tables, int) or n_tables < 1:
-            raise ValueError(f"n_tables={n_tables!r} must be an int >= 1")
+        if isinstance(n_tables, (bool, np.bool_)) or not isinstance(n_tables, (int, np.integer)) \
+                or not 1 <= n_tables <= MAX_TABLES:
+            raise ValueError(f"n_tables={n_tables!r} must be an int from 1 to {MAX_TABLES}")
+        n_tables = int(n_tables)
+        np_random = new_generator(seed)            # a bad seed: nothing is allocated
         self.config = config if config is not None else RulesConfig()
         if not isinstance(self.config, RulesConfig):
             raise ValueError(f"config must be a RulesConfig, got {type(config).__name__}")
@@ -96,7 +112,7 @@ class Engine:
         # buffer (B x S x OBS_DIM floats) only when first asked for
         self._obs = self._summary = self._step_observe = self._observe = None
         self.parallel = n_tables >= PARALLEL_MIN_TABLES if parallel is None else bool(parallel)
-        self.np_random = np.random.default_rng(seed)
+        self.np_random = np_random
         self.state.rng[:] = self.np_random.integers(0, 2**63, size=n_tables, dtype=np.uint64)
 
     @property
@@ -127,15 +143,15 @@ class Engine:
     # ------------------------------------------------------------------ deals
     def seed(self, seed) -> None:
         """Restart the generators: np_random and every table's key."""
-        self.np_random = np.random.default_rng(seed)
+        self.np_random = new_generator(seed)
         self.state.rng[:] = self.np_random.integers(0, 2**63, size=self.n_tables, dtype=np.uint64)
 
     def reset(self, seed=None, hands=None) -> None:
         """Deal every table a fresh seeded hand (R5-R8). hands: hand numbers (R4), default 0."""
+        hands = self._hands(hands)                 # checked before any generator moves
         if seed is not None:
-            self.np_random = np.random.default_rng(seed)
+            self.np_random = new_generator(seed)
         self.state.rng[:] = self.np_random.integers(0, 2**63, size=self.n_tables, dtype=np.uint64)
-        hands = self._hands(hands)
         # (not run_kernel: the prange kernel takes no decks and no seeded flag)
         if self.parallel:
             launch_parallel(deal_seeded_batch, *self._common(), self._all, hands, self.masks)
@@ -164,10 +180,23 @@ class Engine:
     def _hands(self, hands):
         if hands is None:
             return np.zeros(self.n_tables, np.int32)
-        h = np.broadcast_to(np.asarray(hands, dtype=np.int64), (self.n_tables,))
-        if (h < 0).any():
-            raise ValueError("hands: hand numbers must be >= 0")
+        h = np.asarray(hands)
+        if h.dtype.kind not in "iu" or h.ndim > 1 or h.size not in (1, self.n_tables):
+            raise ValueError(f"hands={hands!r}: one int hand number, or one per table "
+                             f"({self.n_tables})")
+        h = np.broadcast_to(h.astype(np.int64), (self.n_tables,))
+        if (h < 0).any() or (h > _INT32_MAX).any():
+            raise ValueError(f"hands={hands!r}: hand numbers are 0..{_INT32_MAX}")
         return h.astype(np.int32)
+
+    def seed_tables(self, keys) -> None:
+        """Set every table's generator key (state.rng: its priority draws and shuffles, R22)
+        from explicit uint64 keys, one per table (duplicate-deal tournaments)."""
+        k = np.asarray(keys)
+        if k.dtype != np.uint64 or k.shape != (self.n_tables,):
+            raise ValueError(f"keys: uint64 array of shape ({self.n_tables},), got {k.dtype} "
+                             f"{k.shape}")
+        self.state.rng[:] = k
 
     def refresh_masks(self) -> None:
         """Rewrite every mask after the state was written from outside (layouts, set_state)."""
@@ -252,8 +281,9 @@ class Engine:
         """One call of a whole-batch kernel over this engine's tables, the door for kernels
         the engine does not bind itself (vector envs, tournaments, games): when
         self.parallel, launch_parallel(batch_kernel, state, params, scratch, *args), else
-        range_kernel(state, params, scratch, *args, 0, n_tables)."""
-        if self.parallel:
+        range_kernel(state, params, scratch, *args, 0, n_tables). range_kernel=None: a kernel
+        with no serial variant (whole games), always launched as batch_kernel."""
+        if self.parallel or range_kernel is None:
             return launch_parallel(batch_kernel, *self._common(), *args)
         return range_kernel(*self._common(), *args, 0, self.n_tables)
 
@@ -310,8 +340,10 @@ class Engine:
         float32 [B, S, OBS_DIM], written into one buffer owned by the engine. With `seat`,
         only that seat's, as float32 [B, 1, OBS_DIM] (a learner's view, S times less work)."""
         if seat is not None:
-            if not 0 <= seat < self.config.num_seats:
-                raise ValueError(f"seat={seat!r}: seats are 0..{self.config.num_seats - 1}")
+            if isinstance(seat, (bool, np.bool_)) or not isinstance(seat, (int, np.integer)) \
+                    or not 0 <= seat < self.config.num_seats:
+                raise ValueError(f"seat={seat!r}: seats are ints 0..{self.config.num_seats - 1}")
+            seat = int(seat)
             if self._seat_obs is None:
                 self._seat_obs = np.zeros((self.n_tables, 1, OBS_DIM), np.float32)
             self.run_kernel(observe_seat_batch, observe_seat_range, self._seat_obs, seat)

@@ -41,8 +41,8 @@ def play_games(config: RulesConfig | None = None, n_games: int = 1, seed=0,
     calls = np.zeros((n_games, T), np.int64)
     winners = np.zeros(n_games, np.int64)
     policy_rng = eng.np_random.integers(0, 2**63, size=n_games, dtype=np.uint64)
-    play_random_games_batch(eng.state, eng.params, eng.scratch, eng.masks, eng.actions,
-                            eng.priority, eng.applied, policy_rng, scores, n_hands, calls, winners)
+    eng.run_kernel(play_random_games_batch, None, eng.masks, eng.actions, eng.priority,
+                   eng.applied, policy_rng, scores, n_hands, calls, winners)
     out = []
     for g in range(n_games):
         hs = scores[g, :n_hands[g]].tolist()

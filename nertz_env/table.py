@@ -9,6 +9,7 @@ key (D3) when `hand` is None, so `Table.from_layout(t.layout())` is always the s
 """
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -52,9 +53,28 @@ class Table:
         """A hand dealt from explicit deck orders: decks[t] lists team t's 52 cards as text
         or ids, top of the deck first (D2)."""
         config = config if config is not None else RulesConfig()
+        if not isinstance(config, RulesConfig):
+            raise ValueError(f"config must be a RulesConfig, got {type(config).__name__}")
+        T = config.num_teams
+        if not isinstance(decks, (list, tuple)) or len(decks) != T:
+            raise ValueError(f"decks must be a list of {T} decks (one per team), got {decks!r:.80}")
         rows = []
         for t, deck in enumerate(decks):
-            rows.append([parse_card(c, t)[1] if isinstance(c, str) else int(c) for c in deck])
+            if not isinstance(deck, (list, tuple)) or len(deck) != DECK:
+                raise ValueError(f"decks[{t}] must list the team's {DECK} cards, top first")
+            row = []
+            for i, c in enumerate(deck):
+                if isinstance(c, str):
+                    deck_no, cid = parse_card(c, t)
+                    if deck_no != t:
+                        raise ValueError(f"decks[{t}][{i}] = {c!r} belongs to deck {deck_no}")
+                elif isinstance(c, (int, np.integer)) and not isinstance(c, (bool, np.bool_)) \
+                        and 0 <= c < DECK:
+                    cid = int(c)
+                else:
+                    raise ValueError(f"decks[{t}][{i}] = {c!r}: a card text ('10H') or id 0..{DECK - 1}")
+                row.append(cid)
+            rows.append(row)
         eng = Engine(config, 1, seed)
         eng.deal(np.array([rows]), hands=[hand])
         return cls(eng)
@@ -240,6 +260,9 @@ class Table:
         n_seats = self.config.num_seats
         actions = np.zeros((1, n_seats), np.int16)
         illegal = []
+        if moves is not None and not isinstance(moves, Mapping):
+            raise ValueError(f"moves must be a dict seat -> move (Move or text), got "
+                             f"{type(moves).__name__}")
         for seat, move in (moves or {}).items():
             seat = self._seat(seat)
             m = self._complete(move, seat)
@@ -255,7 +278,12 @@ class Table:
             raise ValueError(f"seat {seat}: move {str(m)!r} is not legal now (R31); legal: {legal}")
         prio = None
         if priority is not None:
-            listed = [self._seat(x) for x in priority]
+            if isinstance(priority, (str, bytes, Mapping)) or not isinstance(priority, (list, tuple, np.ndarray)):
+                raise ValueError(f"priority={priority!r}: None or a list of seats 0..{n_seats - 1}")
+            listed = [self._seat(x) for x in np.asarray(priority, dtype=object).reshape(-1)] \
+                if np.ndim(priority) <= 1 else None
+            if listed is None:
+                raise ValueError(f"priority={priority!r}: None or a list of seats 0..{n_seats - 1}")
             if len(set(listed)) != len(listed):
                 raise ValueError(f"priority {list(priority)!r} names a seat twice")
             prio = np.array([listed + [x for x in range(n_seats) if x not in listed]], np.int32)
