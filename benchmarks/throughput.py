@@ -26,8 +26,8 @@ Measures, in one run on this machine:
   of the actions is timed apart and reported as its own rate;
 - threading: the same vector-env step (NertzGymVectorEnv: the same kernels without SB3, so
   without torch; env time only) in fresh processes, with and without `import torch` first,
-  with NUMBA_THREADING_LAYER unset (nertz_env then selects workqueue) and =omp (numba's
-  OpenMP layer, the layer numba itself picks here, vs torch's OpenMP).
+  with NUMBA_THREADING_LAYER unset (numba picks its layer: omp on the development VM) and
+  =workqueue (numba's own thread pool, which cannot spin; vs torch's OpenMP).
 `--sections` picks some of core, oracle, compile, parallel_env, vec_env, threading (default
 all). Prints a table per section, each row with the command that measured it, then one JSON
 line.
@@ -355,7 +355,7 @@ def main(argv=None) -> dict:
     if "threading" in sections:
         result["threading_sps"] = {}
         for torch_first in (False, True):
-            for layer in (None, "omp"):
+            for layer in (None, "workqueue"):
                 runs = sorted(threading_sps(torch_first, layer, 1024, seconds)
                               for _ in range(1 if args.quick else 3))
                 sps, used = runs[len(runs) // 2]

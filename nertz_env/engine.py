@@ -39,7 +39,8 @@ from .core.batch import (deal_batch, deal_range, deal_seeded_batch, masks_range,
 from .core.legal import first_illegal
 from .core.observe import (OBS_DIM, observe_batch, observe_seat_batch, observe_seat_range,
                            step_observe_batch, summary_width)
-from .core.state import allocate_masks, allocate_scratch, allocate_state, make_params
+from .core.state import (allocate_masks, allocate_scratch, allocate_state, copy_table,
+                         make_params)
 from .layout import DECK, OVER_TRUNCATED, PLAYING
 
 
@@ -203,6 +204,17 @@ class Engine:
         self.run_kernel(write_masks_batch, masks_range, self.masks)
 
     # ------------------------------------------------------------------ state from outside
+    def load_position(self, other: "Engine") -> None:
+        """Table 0 of `other` (a checked position of the same config, e.g. the engine of
+        Table.from_layout) becomes table 0 here; this engine's generator key stays, so its
+        seeded tick order goes on (R22). Masks are rewritten."""
+        if not isinstance(other, Engine) or other.config != self.config:
+            raise ValueError("load_position needs an Engine of the same RulesConfig")
+        key = self.state.rng[0]
+        copy_table(other.state, 0, self.state, 0)
+        self.state.rng[0] = key
+        self.refresh_masks()
+
     def check_invariants(self, complete_decks: bool = True) -> None:
         """ValueError naming the table, team and what is wrong if the state breaks an
         invariant of core/invariants.py. complete_decks: every deck's 52 cards in play (a

@@ -144,7 +144,6 @@ from gymnasium import spaces
 from ..actions import N_ACTIONS, check_action_id
 from ..config import RulesConfig
 from ..core.observe import OBS_DIM
-from ..core.state import copy_table
 from ..engine import Engine
 from .episode import (EPISODES, REWARDS, GameLedger, check_reward, checked_rng_state, env_config,
                       load_snapshot, take_snapshot, team_rewards)
@@ -210,10 +209,7 @@ class NertzGymEnv(gymnasium.Env):
         eng = self.engine
         eng.reset(seed=seed)
         if table is not None:
-            key = eng.state.rng[0]               # the priority draws stay tied to the seed
-            copy_table(table.engine.state, 0, eng.state, 0)
-            eng.state.rng[0] = key
-            eng.refresh_masks()
+            eng.load_position(table.engine)   # this env's seeded tick order stays (R22)
         self._game.reset()
         self._applied = False
         self._ended = None

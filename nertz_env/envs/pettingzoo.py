@@ -82,7 +82,7 @@ from pettingzoo import ParallelEnv
 from ..actions import N_ACTIONS, WAIT, check_action_id
 from ..config import RulesConfig
 from ..core.observe import OBS_DIM, SUM_APPLIED, SUM_HAND, SUM_STATUS, SUM_TICK
-from ..core.state import NertzState, copy_table
+from ..core.state import NertzState
 from ..engine import Engine
 from .episode import (GameLedger, check_options, check_reward, check_rule_kwargs,
                       check_seed, env_config, illegal_move_error, load_snapshot, take_snapshot,
@@ -178,10 +178,7 @@ class NertzParallelEnv(ParallelEnv):
         eng = self._engine
         eng.reset(seed=seed, hands=[0])
         if src is not None:
-            key = eng.state.rng[0]                 # keep this env's seeded tick order (R22)
-            copy_table(src.engine.state, 0, eng.state, 0)
-            eng.state.rng[0] = key
-            eng.refresh_masks()
+            eng.load_position(src.engine)   # this env's seeded tick order stays (R22)
         self.agents = self.possible_agents[:]
         self._applied = [0] * self.config.num_seats
         self._game.reset()
