@@ -20,17 +20,11 @@ if "nertz_env/Nertz-v0" not in _gymnasium.registry:      # importing twice must 
 
 
 def __getattr__(name):
-    """NertzGymEnv / NertzVecEnv / NertzGymVectorEnv, imported on first use (vector.py
-    imports SB3, hence torch; gym_vector.py needs neither)."""
-    if name == "NertzGymEnv":
-        from .envs.gym import NertzGymEnv
-        return NertzGymEnv
-    if name == "NertzVecEnv":
-        from .envs.vector import NertzVecEnv
-        return NertzVecEnv
-    if name == "NertzGymVectorEnv":
-        from .envs.gym_vector import NertzGymVectorEnv
-        return NertzGymVectorEnv
+    """NertzGymEnv / NertzVecEnv / NertzGymVectorEnv, imported on first use (nertz_env.envs:
+    vector.py imports SB3, hence torch; gym_vector.py needs neither)."""
+    if name in ("NertzGymEnv", "NertzVecEnv", "NertzGymVectorEnv"):
+        from . import envs
+        return getattr(envs, name)
     raise AttributeError(f"module 'nertz_env' has no attribute {name!r}")
 
 
