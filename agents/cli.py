@@ -207,6 +207,15 @@ def cmd_tournament(args) -> int:
     from .tournament import make_lineups, run_tournament
 
     cfg = _config(args)                       # every value is checked before anything runs
+    deals = args.deals
+    if args.hands is not None:                # the old name of --deals
+        if deals is not None and deals != args.hands:
+            raise ValueError(f"--hands {args.hands} and --deals {deals}: --hands is the old "
+                             f"name of --deals, give one of them")
+        deals = args.hands
+        print("nertz: note: --hands is deprecated, use --deals (deals per lineup)",
+              file=sys.stderr)
+    deals = 200 if deals is None else deals
     agents = [make_agent(s, seed=args.seed) for s in split_specs(args.agents)]
     make_lineups(len(agents), cfg.num_teams, args.format)
     if args.out:
@@ -215,12 +224,16 @@ def cmd_tournament(args) -> int:
         except OSError as err:
             raise ValueError(f"--out {args.out!r}: cannot create that folder "
                              f"({err.strerror or err})") from None
-    res = run_tournament(agents, config=cfg, deals=args.hands, seed=args.seed, mode=args.mode,
+    res = run_tournament(agents, config=cfg, deals=deals, seed=args.seed, mode=args.mode,
                          format=args.format, progress=not args.quiet,
                          max_game_hands=args.max_game_hands)
+    n_seat = sorted({len(s) for s in res.seatings})
+    tables = len(res.records)
+    played = (f"{tables} games ({res.hands_played} hands)" if res.mode == "games"
+              else f"{res.hands_played} hands")
     print(f"{len(res.names)} agents, {cfg.num_teams} teams, {res.format}, {len(res.lineups)} "
-          f"lineup(s) x {res.deals} deals x {cfg.num_teams} rotations = {res.hands_played} hands "
-          f"({res.mode}), seed {res.seed}")
+          f"lineup(s) x {res.deals} deals x {'/'.join(map(str, n_seat))} seatings = {played}, "
+          f"seed {res.seed}")
     print(res.table())
     rate = res.hands_played / res.elapsed_s if res.elapsed_s > 0 else float("nan")
     print(f"\nplayed in {res.elapsed_s:.2f} s ({rate:,.0f} hands/s, including any numba compile)")
@@ -236,7 +249,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="Nertz (Nerts, Pounce) rules engine and RL environments. Rules: RULES.md "
                     "ids R1-R31; decisions: docs/engine_contract.md.",
         epilog="examples:\n  nertz play --teams 4 --every 50\n  nertz game --teams 3 --games 5\n"
-               "  nertz tournament --agents random,greedy,heuristic --hands 200 --teams 2 "
+               "  nertz tournament --agents random,greedy,heuristic --deals 200 --teams 2 "
                "--seed 7 --out runs/t1\n\nrun 'nertz COMMAND --help' for each command's options",
         formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = ap.add_subparsers(dest="command", metavar="COMMAND")
@@ -263,31 +276,38 @@ def build_parser() -> argparse.ArgumentParser:
     t = sub.add_parser(
         "tournament", help="a leaderboard of bots over duplicate deals",
         description="Play the named agents against each other on duplicate deals: every deal is "
-                    "replayed once per rotation, the agents moved round the team positions, so "
-                    "the cards' luck cancels. Prints a leaderboard (mean points per hand with "
-                    "95% CI, win share, Nertz-call rate, OpenSkill rating) and the paired point "
-                    "differences with 95% CIs; --out writes leaderboard.csv, pairs.csv, "
-                    "results.json, hands.csv and leaderboard.png. Same seed, same files. Agents: "
+                    "replayed at a balanced set of distinct seatings (every agent at every team "
+                    "position, every pair of agents at every pair of positions equally often; "
+                    "agents/tournament.py), so the cards' luck cancels. Prints a leaderboard "
+                    "(mean points per hand with 95% CI, win share, Nertz-call rate, "
+                    "Plackett-Luce rating) and the paired point differences with 95% CIs; "
+                    "--out writes leaderboard.csv, pairs.csv, results.json, hands.csv and "
+                    "leaderboard.png. Same seed, same files. Agents: "
                     "random, greedy, heuristic[:style=S,KNOB=V,...] (styles balanced, lake-rush, "
                     "river-builder, cautious; knobs in docs/heuristics.md), "
                     "ppo:PATH[,deterministic=true|false][,device=cpu|cuda|cuda:N|auto] (a saved "
                     "MaskablePPO or PPO model; the options follow the path after commas).",
         epilog="examples:\n"
                "  nertz tournament                      # the shipped bots, 4 teams\n"
-               "  nertz tournament --agents random,greedy,heuristic --hands 200 --teams 2 "
+               "  nertz tournament --agents random,greedy,heuristic --deals 200 --teams 2 "
                "--seed 7 --out runs/t1\n"
                "  nertz tournament --agents heuristic,heuristic:withhold_stream=never "
-               "--teams 2 --hands 2000\n"
+               "--teams 2 --deals 2000\n"
                "  nertz tournament --agents greedy,heuristic --teams 3 --speeds 1,2,1 "
                "--rule river_size=5 --mode games\n"
                "  nertz tournament --agents greedy,ppo:runs/m.zip,deterministic=false --teams 2",
         formatter_class=argparse.RawDescriptionHelpFormatter)
     t.add_argument("--agents", default=DEFAULT_AGENTS,
                    help="comma-separated agent specs (default: every shipped bot)")
+    t.add_argument("--deals", type=_int_at_least(2, MAX_DEALS, "intervals need 2 deals"),
+                   default=None, metavar="N",
+                   help="deals per lineup, 2 or more (default 200); each is played at every "
+                        "seating of the balanced design: T(T-1) seatings for T distinct agents "
+                        "at T teams (60 at 6 teams), see agents/tournament.py")
     t.add_argument("--hands", type=_int_at_least(2, MAX_DEALS, "intervals need 2 deals"),
-                   default=200, metavar="N",
-                   help="deals per lineup, 2 or more; each is played once per rotation, so a "
-                        "lineup plays N x teams hands (default 200)")
+                   default=None, metavar="N",
+                   help="deprecated: the old name of --deals (prints a note; it always meant "
+                        "deals, not hands)")
     _add_rules(t)
     t.add_argument("--speeds", default="", metavar="1,2,..",
                    help="ticks between moves per seat (R21; default: all 1)")

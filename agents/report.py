@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from .stats import LEADERBOARD_FIELDS, PAIR_FIELDS
+from .stats import LEADERBOARD_FIELDS, PAIR_FIELDS, orient_pairs
 
 __all__ = [
     "format_table",
@@ -47,35 +47,88 @@ def _render(header: Sequence[str], body: list[list[str]], left: int) -> list[str
     return out
 
 
-def format_table(rows: Sequence[dict], pairs: Sequence[dict] = ()) -> str:
-    """Aligned plain-text tables: the leaderboard, then the paired
-    differentials (``*`` marks a 95% interval excluding 0)."""
-    header = ["#", "agent", "hands", "points", "+/-95%", "win", "nertz",
-              "mu", "sigma", "ordinal"]
+_MODE_UNITS = {"hands": ("hand", "hands"), "games": ("game", "games")}
+
+
+def _units(mode: str) -> tuple[str, str]:
+    if mode not in _MODE_UNITS:
+        raise ValueError(f"mode {mode!r} is unknown; modes are {', '.join(_MODE_UNITS)}")
+    return _MODE_UNITS[mode]
+
+
+def _n_deals(rows: Sequence[dict], pairs: Sequence[dict]) -> int:
+    counts = [int(r.get("units", 0) or 0) for r in rows] + [int(p["units"]) for p in pairs]
+    return max(counts, default=0)
+
+
+def format_table(rows: Sequence[dict], pairs: Sequence[dict] = (), *,
+                 mode: str = "hands") -> str:
+    """Aligned plain-text tables: the leaderboard (ranked by mean points per hand over deals),
+    then the paired differences listed by that rank, then a legend of every column.
+
+    ``mode`` ("hands" or "games") names what a record is: the ``hands`` column counts
+    hands or games, and win shares are per hand or per game.
+    """
+    one, many = _units(mode)
+    header = ["#", "agent", many, "deals", "points", "+/-95%", "win", "+/-95%",
+              "nertz", "+/-95%", "rating", "rating 95% CI"]
     body = []
     for k, r in enumerate(rows, 1):
         body.append([
-            str(k), str(r["agent"]), str(r["hands"]),
+            str(k), str(r["agent"]), str(r["hands"]), str(r.get("units", "-")),
             _fmt(r["points"], ".2f"), _fmt(r["points_ci"], ".2f"),
-            _fmt(r["win_share"], ".3f"), _fmt(r["nertz_rate"], ".3f"),
-            _fmt(r["mu"], ".2f"), _fmt(r["sigma"], ".2f"), _fmt(r["ordinal"], ".2f"),
+            _fmt(r["win_share"], ".3f"), _fmt(r.get("win_ci"), ".3f"),
+            _fmt(r["nertz_rate"], ".3f"), _fmt(r.get("nertz_ci"), ".3f"),
+            _fmt(r.get("rating"), "+.2f"),
+            f"[{_fmt(r.get('rating_low'), '+.2f')}, {_fmt(r.get('rating_high'), '+.2f')}]",
         ])
-    lines = ["Leaderboard (points per hand, 95% CI over (lineup, deal) units)"]
+    n = _n_deals(rows, pairs)
+    lines = [(f"Leaderboard: ranked by mean points per hand (95% CI over {n} deals; "
+             f"{mode} mode)")]
     lines += _render(header, body, left=2)
     lines.append("")
-    lines.append("Paired differentials (A - B points per hand, 95% paired t-interval)")
-    if not pairs:
-        lines.append("  (no pair shares at least 2 units)")
+    ranked = orient_pairs(pairs, rows) if pairs and rows else list(pairs)
+    lines.append("Paired differences A - B in points per hand, A ranked above B "
+                 "(95% paired t-interval over deals)")
+    if not ranked:
+        lines.append("  (no pair shares at least 2 deals)")
     else:
-        pheader = ["A", "B", "units", "diff", "95% CI", "sig"]
+        lines.append(f"  {len(ranked)} intervals at once: holm = Holm-adjusted verdict over all "
+                     f"{len(ranked)} pairs (family-wise alpha 0.05), beside the raw 'sig'")
+        pheader = ["A", "B", "deals", "diff", "95% CI", "p", "sig", "holm"]
         pbody = []
-        for p in pairs:
+        for p in ranked:
             ci = f"[{_fmt(p['ci_low'], '+.2f')}, {_fmt(p['ci_high'], '+.2f')}]"
-            pbody.append([str(p["a"]), str(p["b"]), str(p["units"]),
-                          _fmt(p["diff"], "+.2f"), ci,
-                          "*" if p["significant"] else ""])
+            pbody.append([str(p["a"]), str(p["b"]) + ("" if p.get("same_table", True) else " ~"),
+                          str(p["units"]), _fmt(p["diff"], "+.2f"), ci,
+                          _fmt(p.get("p_value"), ".3g"),
+                          "*" if p["significant"] else "", "*" if p.get("holm") else ""])
         lines += _render(pheader, pbody, left=2)
+    lines.append("")
+    lines += _legend(one, many, mode, any(not p.get("same_table", True) for p in ranked))
     return "\n".join(lines) + "\n"
+
+
+def _legend(one: str, many: str, mode: str, apart: bool) -> list[str]:
+    per = " (a game's points divided by its hands)" if mode == "games" else ""
+    out = [
+        "Legend",
+        f"  {many}: {many} the agent played (a team position in one {one})",
+        "  deals: independent deals the agent played; every interval is over deals",
+        (f"  points: mean points per hand{per}, averaged within each deal, then over deals"
+        " (the ranking)"),
+        "  +/-95%: half-width of the 95% Student-t interval over deals of the column to its left",
+        f"  win: share of {many} won (ties share the win)",
+        "  nertz: share of hands in which the agent's team called Nertz",
+        "  rating: Plackett-Luce log-strength fitted over all hands (mean 0; not the ranking)",
+        "  rating 95% CI: percentile bootstrap over deals",
+        ("  diff / 95% CI / p: paired difference over deals, its t-interval and two-sided"
+        " paired t-test"),
+        "  sig: raw 95% interval excludes 0;  holm: significant after Holm's correction",
+    ]
+    if apart:
+        out.append("  ~ after B: A and B never shared a table; diff of their per-deal means")
+    return out
 
 
 def _write_dicts(rows: Sequence[dict], path: Any, default_fields: Sequence[str]) -> None:
@@ -130,27 +183,32 @@ def write_json(obj: Any, path: Any, digits: int = 8) -> None:
 
 
 def plot_leaderboard(rows: Sequence[dict], pairs: Sequence[dict], path: Any,
-                     title: str | None = "Nertz tournament") -> None:
-    """Save a PNG: left, mean points per hand with 95% CI per agent
-    (leaderboard order); right, heatmap of paired differentials (row minus
-    column, annotated; ``*`` = significant)."""
+                     title: str | None = "Nertz tournament", *, mode: str = "hands") -> None:
+    """Save a PNG: left, mean points per hand with 95% CI over deals per agent (leaderboard
+    order = the ranking); right, heatmap of paired differences (row minus column, annotated;
+    ``*`` = raw 95% interval excludes 0, ``**`` = also Holm-significant).  Long titles wrap."""
+    import textwrap
+
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
+    _units(mode)
     names = [str(r["agent"]) for r in rows]
     n = len(names)
     idx = {a: i for i, a in enumerate(names)}
     mat = np.full((n, n), np.nan)
-    sig = np.zeros((n, n), dtype=bool)
+    mark = np.full((n, n), "", dtype=object)
     for p in pairs:
         i, j = idx.get(str(p["a"])), idx.get(str(p["b"]))
         if i is None or j is None:
             continue
         mat[i, j], mat[j, i] = p["diff"], -p["diff"]
-        sig[i, j] = sig[j, i] = bool(p["significant"])
+        m = ("**" if p.get("holm") else "*") if p["significant"] else ""
+        mark[i, j] = mark[j, i] = m
 
     side = max(3.0, 0.5 * n + 2.0)
-    fig = Figure(figsize=(2.0 * side + 1.5, side))
+    width = 2.0 * side + 1.5
+    fig = Figure(figsize=(width, side + 0.6))
     FigureCanvasAgg(fig)
     ax1, ax2 = fig.subplots(1, 2)
 
@@ -160,10 +218,10 @@ def plot_leaderboard(rows: Sequence[dict], pairs: Sequence[dict], path: Any,
     err = np.where(np.isfinite(err), err, 0.0)
     ax1.errorbar(pts, y, xerr=err, fmt="o", capsize=4, color="tab:blue")
     ax1.set_yticks(y)
-    ax1.set_yticklabels(names)
+    ax1.set_yticklabels([f"{k}. {a}" for k, a in enumerate(names, 1)])
     ax1.invert_yaxis()
     ax1.axvline(0.0, color="grey", lw=0.8, ls=":")
-    ax1.set_xlabel("mean points per hand (95% CI)")
+    ax1.set_xlabel("mean points per hand\n(95% CI over deals; rank order)", fontsize=9)
     ax1.grid(axis="x", alpha=0.3)
 
     finite = mat[np.isfinite(mat)]
@@ -177,13 +235,15 @@ def plot_leaderboard(rows: Sequence[dict], pairs: Sequence[dict], path: Any,
     for i in range(n):
         for j in range(n):
             if np.isfinite(mat[i, j]):
-                txt = f"{mat[i, j]:+.1f}" + ("*" if sig[i, j] else "")
+                txt = f"{mat[i, j]:+.1f}" + mark[i, j]
                 dark = abs(mat[i, j]) > 0.6 * vmax
                 ax2.text(j, i, txt, ha="center", va="center", fontsize=8,
                          color="white" if dark else "black")
-    ax2.set_title("paired diff: row - column (* = 95% significant)", fontsize=9)
+    ax2.set_title("paired diff, points per hand: row - column\n"
+                  "* 95% CI excludes 0, ** also Holm", fontsize=9)
     fig.colorbar(im, ax=ax2, fraction=0.046, pad=0.04)
     if title:
-        fig.suptitle(title)
+        chars = max(30, int(width * 9))
+        fig.suptitle("\n".join(textwrap.wrap(str(title), chars)), fontsize=11)
     fig.tight_layout()
-    fig.savefig(path, format="png", dpi=100)
+    fig.savefig(path, format="png", dpi=100, bbox_inches="tight")

@@ -6,62 +6,59 @@ Design of the statistics
 
 Duplicate deals
     Nertz has a lot of luck: one deal can hand a team an easy Nertz pile and
-    another a hopeless one.  A tournament therefore replays every deal once per
-    *rotation* ``r = 0..T-1``: in rotation ``r`` team position ``p`` is played
-    by agent ``lineup[(p + r) % T]``.  Over the ``T`` rotations every agent of
-    the lineup sits in every seat of the same deal, so the luck of the cards
-    (and of the seat) is shared by all agents and cancels out of comparisons.
+    another a hopeless one.  A tournament therefore replays every deal at
+    several seatings (and, in a round-robin, in every lineup), so the luck of
+    the cards and of the seats is shared by all agents and cancels out of
+    comparisons.
 
-Unit
-    The hands of one deal are *not* independent of each other (they share the
-    cards).  The independent unit of observation is the **unit** =
-    ``(lineup, deal)`` pair: all rotations of one deal in one lineup.  For each
-    unit and agent we take the agent's mean score over all the hands and seats
-    it played in that unit; confidence intervals are Student-t intervals over
-    those per-unit means (``n`` = number of units, ``n - 1`` degrees of
-    freedom).  Treating the ``T`` rotations (or ``T`` seats) as independent
-    would shrink the intervals by a factor of about ``sqrt(T)`` and make them
-    wrong.
+Unit: the deal
+    Every lineup plays the same deal keys, so all the hands of one deal index
+    -- every lineup and every seating -- share that deal's luck and are *not*
+    independent.  The independent unit is the **deal**: all records with the
+    same ``deal`` index form one cluster.  Every interval here (points per
+    hand, win share, Nertz-call rate, paired differences) is a Student-t
+    interval over per-deal values (``n`` = number of deals, ``n - 1`` degrees
+    of freedom); the count of deals is reported as ``units``.  Treating
+    lineups, seatings or seats of one deal as independent makes intervals too
+    narrow (tests/test_coverage.py shows the former per-(lineup, deal)
+    estimator under-covering in a round-robin).
 
-Paired differentials
-    ``paired_differentials`` compares two agents only on the units where both
-    played and takes, per unit, the difference of their mean scores.  Because
-    both saw the same cards in the same seats, the deal luck drops out of the
-    difference and the variance is far smaller than the difference of two
-    unpaired means: this is the primary, statistically sound result of a
-    tournament (a paired t-interval; ``significant`` means the 95% interval
-    excludes 0, with no correction for multiple comparisons).
+Per-agent values
+    For each deal and agent: the mean of the agent's value over every hand
+    and seat it played in that deal (NaN where it did not play); the
+    leaderboard's ``points`` is the mean of those per-deal means over the
+    deals the agent played (equal to the plain mean per hand when every deal
+    has the same design), ``points_ci`` its 95% t half-width over deals.
 
-Rating (OpenSkill Plackett-Luce)
-    The leaderboard also reports a Bayesian skill rating from the ``openskill``
-    package's ``PlackettLuce`` model (Weng & Lin 2011).  OpenSkill is chosen
-    over TrueSkill because it is maintained, MIT-licensed, free of the
-    patent/trademark restrictions of Microsoft's TrueSkill, handles an
-    ``n``-team free-for-all with ties natively, and its pure-Python speed is
-    ample for the number of hands a tournament plays.  Every hand is rated as a
-    free-for-all of ``T`` teams ranked by that hand's score (higher score is
-    better, equal scores tie).  When an agent fills several positions of one
-    hand (more teams than agents), each position is rated as a separate team
-    holding a copy of the agent's current rating, and the agent is then updated
-    once with the *average* of those positions' updates (so a hand never counts
-    more than once per agent, and an agent's seats playing "against
-    themselves" largely cancel).  Hands are processed in record order, so the
-    result is deterministic for a given record order.
+Paired differences
+    For agents A and B and each deal: the mean, over the hands of that deal
+    where A and B sat at the same table, of (A's points - B's points) (an
+    agent holding several seats of a hand counts with its mean over them).
+    The paired difference is the mean of those per-deal values over the deals
+    where the two met, with a t-interval and a two-sided paired t-test
+    p-value over deals.  Because both saw the same cards, the deal's luck
+    drops out.  If A and B never share a table anywhere in the records, the
+    per-deal value is instead the difference of their per-deal means (luck
+    still cancels across seatings, but not the opponents' strength); such a
+    row has ``same_table = False``.
+    ``significant``: the raw 95% interval excludes 0.  ``holm``: Holm's
+    step-down verdict at family-wise alpha 0.05 over all pairs of the table
+    (use it when reading many rows at once).
 
-    What the rating is NOT: it is not an estimate with a valid confidence
-    interval, and it is not order-independent -- the online update depends on
-    the order of the hands (the model's default dynamics ``tau`` also inflate
-    ``sigma`` slightly before each hand).  It ignores the duplicate pairing and
-    the margin of victory (only ranks matter).  Use it as a compact summary
-    (``ordinal = mu - 3 * sigma``, a conservative skill estimate used for
-    sorting); use ``points``/``points_ci`` and the paired differentials for
-    conclusions.
+Ranking
+    The leaderboard is ranked by mean points per hand over deals -- the same
+    quantity the paired differences compare, so rank and pairs agree up to
+    the pairs' opponents.  ``rating`` (``ci_low``/``ci_high`` as
+    ``rating_low``/``rating_high``) is a Plackett-Luce log-strength fitted in
+    one batch over all hands with a bootstrap over deals (agents/ratings.py,
+    independent of record order); it is reported, not used to rank.
 
 Public API
 ==========
-``HandRecords``, ``t_quantile_975``, ``mean_ci``, ``unit_means``,
-``leaderboard``, ``paired_differentials`` (and the row keys ``LEADERBOARD_FIELDS``,
-``PAIR_FIELDS``).
+``HandRecords``, ``t_quantile_975``, ``mean_ci``, ``t_pvalue``,
+``holm``, ``deal_means``, ``unit_means`` (alias), ``leaderboard``,
+``paired_differentials``, ``orient_pairs`` (and the row keys
+``LEADERBOARD_FIELDS``, ``PAIR_FIELDS``).
 """
 
 from __future__ import annotations
@@ -77,18 +74,24 @@ __all__ = [
     "LEADERBOARD_FIELDS",
     "PAIR_FIELDS",
     "HandRecords",
+    "deal_means",
+    "holm",
     "leaderboard",
     "mean_ci",
+    "orient_pairs",
     "paired_differentials",
+    "t_pvalue",
     "t_quantile_975",
     "unit_means",
 ]
 
 LEADERBOARD_FIELDS = (
-    "agent", "hands", "points", "points_ci", "win_share", "nertz_rate",
-    "mu", "sigma", "ordinal",
+    "agent", "hands", "units", "points", "points_ci", "win_share", "win_ci",
+    "nertz_rate", "nertz_ci", "rating", "rating_low", "rating_high",
 )
-PAIR_FIELDS = ("a", "b", "units", "diff", "ci_low", "ci_high", "significant")
+PAIR_FIELDS = ("a", "b", "units", "diff", "ci_low", "ci_high", "p_value",
+               "significant", "holm", "same_table")
+HOLM_ALPHA = 0.05
 
 
 # --------------------------------------------------------------------------
@@ -101,8 +104,9 @@ class HandRecords:
     """One row per hand (or per game in "game" mode) played by the runner.
 
     lineup:   int64 [M]     index of the lineup
-    deal:     int64 [M]     index of the deal within that lineup (0..D-1)
-    rotation: int64 [M]     rotation r; position p is lineup[(p + r) % T]
+    deal:     int64 [M]     index of the deal (0..D-1); every lineup plays the same deals, so
+              the deal is the statistical unit (the cluster)
+    rotation: int64 [M]     index of the seating of that lineup at which the deal was played
     agent:    int64 [M, T]  agent index at each team position
     score:    float64 [M, T] points of each team position in this hand
     called:   float64 [M, T] 1 if that team called Nertz (game mode: the share of the game's
@@ -206,7 +210,7 @@ def t_quantile_975(df: float) -> float:
         return _Z975
     if df >= 30.0:
         return _t975_expansion(df)
-    lo = int(math.floor(df))
+    lo = math.floor(df)
     if lo == df:
         return _T975[lo - 1]
     hi = lo + 1
@@ -232,153 +236,277 @@ def mean_ci(values: Iterable[float]) -> tuple[float, float]:
     return mean, t_quantile_975(n - 1) * sd / math.sqrt(n)
 
 
-# --------------------------------------------------------------------------
-# aggregation
-# --------------------------------------------------------------------------
+def _betacf(a: float, b: float, x: float) -> float:
+    """Continued fraction of the regularized incomplete beta (Numerical Recipes 6.4)."""
+    tiny = 1e-300
+    qab, qap, qam = a + b, a + 1.0, a - 1.0
+    c, d = 1.0, 1.0 - qab * x / qap
+    d = 1.0 / (d if abs(d) > tiny else tiny)
+    h = d
+    for m in range(1, 400):
+        m2 = 2 * m
+        aa = m * (b - m) * x / ((qam + m2) * (a + m2))
+        d = 1.0 + aa * d
+        d = 1.0 / (d if abs(d) > tiny else tiny)
+        c = 1.0 + aa / c
+        c = c if abs(c) > tiny else tiny
+        h *= d * c
+        aa = -(a + m) * (qab + m) * x / ((a + m2) * (qap + m2))
+        d = 1.0 + aa * d
+        d = 1.0 / (d if abs(d) > tiny else tiny)
+        c = 1.0 + aa / c
+        c = c if abs(c) > tiny else tiny
+        de = d * c
+        h *= de
+        if abs(de - 1.0) < 1e-15:
+            break
+    return h
 
 
-def unit_means(records: HandRecords, num_agents: int) -> np.ndarray:
-    """``[U, num_agents]`` matrix of each agent's mean score per unit.
+def _betai(a: float, b: float, x: float) -> float:
+    if x <= 0.0:
+        return 0.0
+    if x >= 1.0:
+        return 1.0
+    lbt = (math.lgamma(a + b) - math.lgamma(a) - math.lgamma(b)
+           + a * math.log(x) + b * math.log1p(-x))
+    if x < (a + 1.0) / (a + b + 2.0):
+        return math.exp(lbt) * _betacf(a, b, x) / a
+    return 1.0 - math.exp(lbt) * _betacf(b, a, 1.0 - x) / b
 
-    A unit is a distinct ``(lineup, deal)`` pair (rows in sorted unit order);
-    the entry is the mean over every hand and seat the agent played in that
-    unit, NaN where it did not play.
+
+def t_pvalue(t: float, df: float) -> float:
+    """Two-sided p-value ``P(|T| >= |t|)`` of Student's t with ``df`` degrees of freedom.
+
+    NaN for NaN ``t``; ``df`` must be >= 1 (else ValueError).
     """
+    df = float(df)
+    if math.isnan(df) or df < 1.0:
+        raise ValueError(f"degrees of freedom must be >= 1, got {df}")
+    t = float(t)
+    if math.isnan(t):
+        return float("nan")
+    if math.isinf(t):
+        return 0.0
+    return _betai(df / 2.0, 0.5, df / (df + t * t))
+
+
+def holm(pvalues: Sequence[float], alpha: float = HOLM_ALPHA) -> list[bool]:
+    """Holm's step-down rejections at family-wise level ``alpha`` (NaN p-values never reject
+    but count in the family, so adding an untestable pair never loosens the others)."""
+    p = [float(x) for x in pvalues]
+    m = len(p)
+    order = sorted(range(m), key=lambda i: (math.isnan(p[i]), p[i] if not math.isnan(p[i]) else 0.0, i))
+    out = [False] * m
+    for k, i in enumerate(order):
+        if math.isnan(p[i]) or p[i] > alpha / (m - k):
+            break
+        out[i] = True
+    return out
+
+
+# --------------------------------------------------------------------------
+# aggregation over deals
+# --------------------------------------------------------------------------
+
+
+def _check_agents(records: HandRecords, num_agents: int) -> None:
+    ag = records.agent
+    if ag.size and (ag.min() < 0 or ag.max() >= num_agents):
+        raise ValueError(f"agent index out of range of names: records hold agents "
+                         f"{int(ag.min())}..{int(ag.max())}, names cover 0..{num_agents - 1}")
+
+
+def _deal_index(records: HandRecords) -> tuple[np.ndarray, np.ndarray]:
+    """(sorted distinct deal ids, each record's cluster index)."""
+    deals, inv = np.unique(records.deal, return_inverse=True)
+    return deals, np.asarray(inv).reshape(-1)
+
+
+def deal_means(records: HandRecords, num_agents: int,
+               values: np.ndarray | None = None) -> np.ndarray:
+    """``[D, num_agents]`` matrix: per deal (rows in sorted deal order), each agent's mean
+    of ``values`` (default: the score) over every hand and seat it played in that deal,
+    across all lineups and seatings; NaN where it did not play that deal."""
     m, t = records.agent.shape
     if m == 0 or t == 0:
         return np.zeros((0, num_agents))
-    keys = np.stack([records.lineup, records.deal], axis=1)
-    _, unit = np.unique(keys, axis=0, return_inverse=True)
-    unit = np.asarray(unit).reshape(-1)
-    n_units = int(unit.max()) + 1
-    ag = records.agent
-    if ag.min() < 0 or ag.max() >= num_agents:
-        raise ValueError("agent index out of range of names")
-    flat = (np.repeat(unit, t) * num_agents + ag.reshape(-1))
-    size = n_units * num_agents
-    sums = np.bincount(flat, weights=records.score.reshape(-1), minlength=size)
+    _check_agents(records, num_agents)
+    v = records.score if values is None else np.asarray(values, dtype=np.float64)
+    deals, cl = _deal_index(records)
+    n = deals.shape[0]
+    flat = np.repeat(cl, t) * num_agents + records.agent.reshape(-1)
+    size = n * num_agents
+    sums = np.bincount(flat, weights=v.reshape(-1), minlength=size)
     counts = np.bincount(flat, minlength=size)
     with np.errstate(invalid="ignore", divide="ignore"):
         means = np.where(counts > 0, sums / np.maximum(counts, 1), np.nan)
-    return means.reshape(n_units, num_agents)
+    return means.reshape(n, num_agents)
 
 
-def _rate(records: HandRecords, num_agents: int, model: Any):
-    if model is None:
-        from openskill.models import PlackettLuce
+unit_means = deal_means  # the former name; the unit is now the deal
 
-        model = PlackettLuce()
-    mus = [float(model.mu)] * num_agents
-    sigmas = [float(model.sigma)] * num_agents
+
+def _hand_means(records: HandRecords, num_agents: int) -> np.ndarray:
+    """``[M, num_agents]``: each agent's mean score over its seats of each hand (NaN if absent)."""
     m, t = records.agent.shape
-    if t < 2:
-        return model, mus, sigmas
-    agents = records.agent.tolist()
-    scores = records.score
-    for i in range(m):
-        row = agents[i]
-        # dense ranks, 0 = best (highest score); equal scores tie
-        _, inv = np.unique(-scores[i], return_inverse=True)
-        ranks = [int(r) for r in np.asarray(inv).reshape(-1)]
-        teams = [[model.rating(mu=mus[a], sigma=sigmas[a])] for a in row]
-        new = model.rate(teams, ranks=ranks)
-        if len(set(row)) == t:
-            for a, team in zip(row, new):
-                mus[a] = team[0].mu
-                sigmas[a] = team[0].sigma
-        else:
-            acc: dict[int, list[float]] = {}
-            for a, team in zip(row, new):
-                s = acc.setdefault(a, [0.0, 0.0, 0])
-                s[0] += team[0].mu
-                s[1] += team[0].sigma
-                s[2] += 1
-            for a, (smu, ssig, k) in acc.items():
-                mus[a] = smu / k
-                sigmas[a] = ssig / k
-    return model, mus, sigmas
+    flat = np.repeat(np.arange(m), t) * num_agents + records.agent.reshape(-1)
+    size = m * num_agents
+    sums = np.bincount(flat, weights=records.score.reshape(-1), minlength=size)
+    counts = np.bincount(flat, minlength=size)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        hm = np.where(counts > 0, sums / np.maximum(counts, 1), np.nan)
+    return hm.reshape(m, num_agents)
+
+
+def _ci_over(col: np.ndarray) -> tuple[float, float, int]:
+    x = col[~np.isnan(col)]
+    mean, half = mean_ci(x)
+    return mean, half, int(x.shape[0])
+
+
+def _fit_ratings(records: HandRecords, n: int, bootstrap: int, seed: int) -> dict | None:
+    try:
+        from .ratings import fit_ratings
+    except ModuleNotFoundError as exc:  # agents/ratings.py lands separately (issue 11, item 3)
+        if exc.name not in ("agents.ratings", f"{__package__}.ratings"):
+            raise
+        return None
+    if len(records) == 0 or records.num_teams < 2:
+        return None
+    return fit_ratings(records, n, bootstrap=bootstrap, seed=seed)
 
 
 def leaderboard(records: HandRecords, names: Sequence[str], *,
-                model: Any = None) -> list[dict]:
-    """One row per agent of ``names``, sorted by rating ordinal (desc).
+                bootstrap: int = 200, seed: int = 0) -> list[dict]:
+    """One row per agent of ``names``, ranked by mean points per hand over deals (desc;
+    ties and NaN keep the ``names`` order, NaN last).
 
-    Keys (``LEADERBOARD_FIELDS``): ``agent`` name, ``hands`` (team-positions
-    played), ``points`` (mean score per team-position), ``points_ci`` (95%
-    t half-width over the agent's per-unit mean scores), ``win_share``,
-    ``nertz_rate``, ``mu``, ``sigma``, ``ordinal`` (OpenSkill
-    ``PlackettLuce``, or the given openskill ``model``; see module doc).
-    Agents that never played get ``hands = 0``, NaN stats and the prior rating.
-    Ties in ordinal keep the ``names`` order.
+    Keys (``LEADERBOARD_FIELDS``): ``agent`` name, ``hands`` (team-positions played: hands,
+    or games in games mode), ``units`` (deals played), ``points`` (mean over deals of the
+    agent's per-deal mean points per hand), ``points_ci`` (95% t half-width over deals),
+    ``win_share`` / ``win_ci`` and ``nertz_rate`` / ``nertz_ci`` (the same over deals),
+    ``rating`` / ``rating_low`` / ``rating_high`` (Plackett-Luce log-strength, mean 0, and
+    its 95% bootstrap interval over deals: agents/ratings.py ``fit_ratings`` with
+    ``bootstrap`` and ``seed``; NaN when it cannot be fitted).  Agents that never played
+    get ``hands = 0`` and NaN statistics.
     """
     n = len(names)
+    _check_agents(records, n)
     ag = records.agent.reshape(-1)
     hands = np.bincount(ag, minlength=n)[:n] if ag.size else np.zeros(n, np.int64)
-    if ag.size and (ag.min() < 0 or ag.max() >= n):
-        raise ValueError("agent index out of range of names")
-
-    def per_agent_mean(v: np.ndarray) -> np.ndarray:
-        if not ag.size:
-            return np.full(n, np.nan)
-        s = np.bincount(ag, weights=v.reshape(-1).astype(np.float64), minlength=n)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            return np.where(hands > 0, s / np.maximum(hands, 1), np.nan)
-
-    points = per_agent_mean(records.score)
-    win = per_agent_mean(records.win)
-    nertz = per_agent_mean(records.called)
-    um = unit_means(records, n)
-    model, mus, sigmas = _rate(records, n, model)
+    pts = deal_means(records, n)
+    win = deal_means(records, n, records.win)
+    nertz = deal_means(records, n, records.called)
+    fit = _fit_ratings(records, n, bootstrap, seed)
     rows = []
     for i, name in enumerate(names):
-        col = um[:, i]
-        _, half = mean_ci(col[~np.isnan(col)])
-        r = model.rating(mu=mus[i], sigma=sigmas[i])
+        p, p_half, units = _ci_over(pts[:, i])
+        w, w_half, _ = _ci_over(win[:, i])
+        c, c_half, _ = _ci_over(nertz[:, i])
+        if fit is None or hands[i] == 0:
+            rating = lo = hi = float("nan")
+        else:
+            rating = float(fit["rating"][i])
+            lo, hi = float(fit["ci_low"][i]), float(fit["ci_high"][i])
         rows.append({
-            "agent": str(name),
-            "hands": int(hands[i]),
-            "points": float(points[i]),
-            "points_ci": float(half),
-            "win_share": float(win[i]),
-            "nertz_rate": float(nertz[i]),
-            "mu": float(mus[i]),
-            "sigma": float(sigmas[i]),
-            "ordinal": float(r.ordinal()),
+            "agent": str(name), "hands": int(hands[i]), "units": units,
+            "points": float(p), "points_ci": float(p_half),
+            "win_share": float(w), "win_ci": float(w_half),
+            "nertz_rate": float(c), "nertz_ci": float(c_half),
+            "rating": rating, "rating_low": lo, "rating_high": hi,
         })
-    order = sorted(range(n), key=lambda i: (-rows[i]["ordinal"], i))
+    order = sorted(range(n), key=lambda i: (math.isnan(rows[i]["points"]),
+                                            -rows[i]["points"] if hands[i] else 0.0, i))
     return [rows[i] for i in order]
 
 
-def paired_differentials(records: HandRecords, names: Sequence[str],
-                         min_units: int = 2) -> list[dict]:
-    """Paired per-unit score differences for every agent pair ``a < b``.
+def _rank_of(rank: Sequence[Any] | None, names: Sequence[str]) -> dict[str, int] | None:
+    if rank is None:
+        return None
+    seq = [str(r["agent"]) if isinstance(r, dict) else str(r) for r in rank]
+    pos = {a: k for k, a in enumerate(seq)}
+    missing = [str(a) for a in names if str(a) not in pos]
+    if missing:
+        raise ValueError(f"rank must list every agent; missing {', '.join(missing)}")
+    return pos
 
-    Only pairs sharing at least ``min_units`` (>= 2) units are reported.  Keys
-    (``PAIR_FIELDS``): ``a``, ``b`` (names), ``units``, ``diff`` (mean over
-    shared units of A's minus B's per-unit mean score), ``ci_low``,
-    ``ci_high`` (95% paired t-interval), ``significant`` (interval excludes 0).
+
+def _flip(p: dict) -> dict:
+    q = dict(p)
+    q["a"], q["b"] = p["b"], p["a"]
+    q["diff"] = -p["diff"]
+    q["ci_low"], q["ci_high"] = -p["ci_high"], -p["ci_low"]
+    return q
+
+
+def orient_pairs(pairs: Sequence[dict], rank: Sequence[Any]) -> list[dict]:
+    """``pairs`` re-listed by ``rank`` (agent names best first, or leaderboard rows): the
+    higher-ranked agent as ``a`` (diff and interval negated where swapped), rows ordered by
+    (rank of a, rank of b).  p-values and verdicts are unchanged by the swap."""
+    names = sorted({str(p["a"]) for p in pairs} | {str(p["b"]) for p in pairs})
+    pos = _rank_of(rank, names) or {}
+    out = [(_flip(p) if pos[str(p["a"])] > pos[str(p["b"])] else dict(p)) for p in pairs]
+    out.sort(key=lambda p: (pos[str(p["a"])], pos[str(p["b"])]))
+    return out
+
+
+def paired_differentials(records: HandRecords, names: Sequence[str],
+                         min_units: int = 2, *, rank: Sequence[Any] | None = None,
+                         alpha: float = HOLM_ALPHA) -> list[dict]:
+    """Paired per-deal score differences for every agent pair (see module doc).
+
+    Only pairs sharing at least ``min_units`` (>= 2) deals are reported.  Keys
+    (``PAIR_FIELDS``): ``a``, ``b`` (names), ``units`` (deals), ``diff`` (mean over deals
+    of A's minus B's points per hand), ``ci_low``, ``ci_high`` (95% paired t-interval over
+    deals), ``p_value`` (two-sided paired t-test over deals), ``significant`` (the raw
+    interval excludes 0), ``holm`` (Holm verdict at family-wise ``alpha`` over all reported
+    pairs), ``same_table`` (False when A and B never shared a table and the difference of
+    per-deal means is used).  Rows are in ``names`` order (a before b), or with ``rank``
+    (names best first, or leaderboard rows) listed by rank as ``orient_pairs`` does.
     """
     n = len(names)
     min_units = max(2, int(min_units))
-    um = unit_means(records, n)
-    present = ~np.isnan(um)
-    out = []
-    for i in range(n):
-        for j in range(i + 1, n):
-            both = present[:, i] & present[:, j]
-            k = int(both.sum())
-            if k < min_units:
-                continue
-            d = um[both, i] - um[both, j]
-            mean, half = mean_ci(d)
-            lo, hi = mean - half, mean + half
-            out.append({
-                "a": str(names[i]),
-                "b": str(names[j]),
-                "units": k,
-                "diff": mean,
-                "ci_low": lo,
-                "ci_high": hi,
-                "significant": bool(lo > 0.0 or hi < 0.0),
-            })
+    _check_agents(records, n)
+    out: list[dict] = []
+    if len(records) and records.num_teams:
+        _, cl = _deal_index(records)
+        n_deals = int(cl.max()) + 1
+        hm = _hand_means(records, n)
+        present = ~np.isnan(hm)
+        dm = deal_means(records, n)
+        for i in range(n):
+            for j in range(i + 1, n):
+                both = present[:, i] & present[:, j]
+                same = bool(both.any())
+                if same:
+                    d = hm[both, i] - hm[both, j]
+                    c = cl[both]
+                    s = np.bincount(c, weights=d, minlength=n_deals)
+                    k = np.bincount(c, minlength=n_deals)
+                    per_deal = s[k > 0] / k[k > 0]
+                else:
+                    ok = ~np.isnan(dm[:, i]) & ~np.isnan(dm[:, j])
+                    per_deal = dm[ok, i] - dm[ok, j]
+                units = int(per_deal.shape[0])
+                if units < min_units:
+                    continue
+                mean, half = mean_ci(per_deal)
+                sd = float(per_deal.std(ddof=1))
+                if sd > 0.0:
+                    pv = t_pvalue(mean / (sd / math.sqrt(units)), units - 1)
+                else:
+                    pv = 1.0 if mean == 0.0 else 0.0
+                lo, hi = mean - half, mean + half
+                out.append({
+                    "a": str(names[i]), "b": str(names[j]), "units": units,
+                    "diff": float(mean), "ci_low": float(lo), "ci_high": float(hi),
+                    "p_value": float(pv), "significant": bool(lo > 0.0 or hi < 0.0),
+                    "holm": False, "same_table": same,
+                })
+    for p, verdict in zip(out, holm([p["p_value"] for p in out], alpha)):
+        p["holm"] = verdict
+    if rank is not None:
+        _rank_of(rank, names)
+        out = orient_pairs(out, rank)
     return out

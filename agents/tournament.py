@@ -7,14 +7,32 @@ Design
   T agents). `auto` picks round-robin when there are at least T agents.
 - A *deal* fixes the luck of a table: the deck orders of every hand (one generator of its
   own, core/batch.py shuffle_deal) and the priority orders of conflicting moves (the table's
-  generator restarted from the deal's key). Every lineup plays the same deals.
-- *Duplicate deals*: each deal is replayed once per rotation r = 0..T-1, position p played
-  by lineup[(p + r) % T], so every agent of a lineup meets every deck, seat, speed and role.
-  Paired differences over (lineup, deal) units then cancel the deal's luck (agents/stats.py).
-  Random agents draw from a generator per (lineup, deal, rotation): their coin flips are
-  their own, not the deal's.
+  generator restarted per hand from the deal's hand keys). Every lineup plays the same deals.
+- *Duplicate deals*: each deal is replayed at several *seatings* of a lineup (an assignment
+  of its agents to the team positions); the records' field `rotation` is the index of the
+  seating in seatings(lineup) (seating 0 is the lineup itself). Paired differences over
+  deals then cancel the deal's luck (agents/stats.py). Random agents draw from a generator
+  per (lineup, deal, seating): their coin flips are their own, not the deal's.
+- *Balanced seatings* (seatings()): G_T is a permutation group of the T team positions
+  that is 2-transitive, i.e. for positions i != j and p != q the same number lambda of its
+  elements send i to p and j to q: AGL(1, T) (x -> a*x + b over the field of T elements,
+  T(T-1) elements, lambda = 1) for T = 2, 3, 4, 5, 7, 8 and PSL(2, 5) on the projective
+  line of 6 points for T = 6 (60 elements, lambda = 2; no set of 30 exists for T = 6).
+  A lineup of T distinct agents (round-robin) is played at the seatings g(lineup), g in
+  G_T: T(T-1) seatings (60 at T = 6), all distinct. An all-play-all table of n < T agents
+  gives every agent floor(T/n) or ceil(T/n) seats: one base seating per choice of the
+  T mod n agents with the extra seat (all C(n, T mod n) choices, relabelings of one
+  pattern), each moved by G_T, repeats dropped. Over the seatings of a deal, exactly:
+  every agent holds every position equally often, and every ordered pair of distinct
+  agents sits at every ordered pair of distinct positions equally often, so no seat
+  property (speeds, team sizes, roles) favours an agent or a pairing. The count is at most
+  C(n, T mod n) * |G_T| (2 agents: 2, 6, 6, 20, 10, 42, 14 seatings at 2..8 teams).
+  Every hand of hands_played is a distinct (lineup, deal, seating, hand).
 - Hand numbers: in `hands` mode deal d plays hand number d % 2, so two-player teams meet
   both role assignments (R4); in `games` mode every deal is a whole game (R30) from hand 0.
+- Priority orders: hand h of deal d (h counted from the deal's first hand) restarts the
+  table generator at hand_keys(...)[d, h], in every seating, so the hands of a game stay
+  paired across seatings however many draws earlier hands took.
 - Agents that live in the core (random, greedy, heuristic styles) are played entirely
   inside numba (play_bots_batch); any other agent (ppo:...) makes the runner drive the
   ticks from Python, batching `act_batch` over every table where it sits. Both paths give
@@ -72,6 +90,8 @@ class TournamentResult:
     leaderboard: list = field(default_factory=list)
     pairs: list = field(default_factory=list)
     elapsed_s: float = 0.0
+    seatings: list = field(default_factory=list)  # per lineup: its seatings (records' rotation)
+    hand_scores: np.ndarray | None = None  # [records, max hands, T] scores of each hand (R29)
 
     @property
     def hands_played(self) -> int:
@@ -83,13 +103,13 @@ class TournamentResult:
         return {"agents": list(self.names), "mode": self.mode, "format": self.format,
                 "teams": self.config.num_teams, "deals_per_lineup": self.deals,
                 "lineups": [[self.names[a] for a in lu] for lu in self.lineups],
-                "rotations": self.config.num_teams, "seed": self.seed,
+                "seatings_per_deal": [len(s) for s in self.seatings], "seed": self.seed,
                 "hands_played": self.hands_played, "records": len(self.records),
                 "mean_ticks_per_hand": float(self.ticks.sum() / max(self.hands.sum(), 1)),
                 "config": cfg, "leaderboard": self.leaderboard, "pairs": self.pairs}
 
     def table(self) -> str:
-        return report.format_table(self.leaderboard, self.pairs)
+        return report.format_table(self.leaderboard, self.pairs, mode=self.mode)
 
     def write(self, out_dir, plot: bool = True) -> list:
         """leaderboard.csv, pairs.csv, results.json, hands.csv and leaderboard.png in out_dir."""
@@ -104,12 +124,14 @@ class TournamentResult:
         if plot:
             paths.append(out / "leaderboard.png")
             report.plot_leaderboard(self.leaderboard, self.pairs, paths[-1],
-                                    title=self._title())
+                                    title=self._title(), mode=self.mode)
         return paths
 
     def _title(self) -> str:
-        return (f"Nertz, {self.config.num_teams} teams, {self.hands_played} hands "
-                f"({self.mode}, duplicate deals, seed {self.seed})")
+        played = (f"{len(self.records)} games ({self.hands_played} hands)"
+                  if self.mode == "games" else f"{self.hands_played} hands")
+        return (f"Nertz, {self.config.num_teams} teams, {played}, duplicate deals, "
+                f"seed {self.seed}")
 
     def _write_hands(self, path) -> None:
         r = self.records
@@ -153,6 +175,92 @@ def make_lineups(n_agents: int, n_teams: int, fmt: str = "auto") -> list:
     return [tuple(p % n_agents for p in range(n_teams))]
 
 
+def _gf_mul(a: int, b: int, q: int) -> int:
+    """a * b in the field of q elements: mod q for a prime q, else GF(2^k) (q = 4, 8)."""
+    if q not in (4, 8):
+        return a * b % q
+    poly, bits = (0b111, 2) if q == 4 else (0b1011, 3)
+    out = 0
+    while b:
+        if b & 1:
+            out ^= a
+        b >>= 1
+        a <<= 1
+        if a >> bits:
+            a ^= poly
+    return out
+
+
+def position_group(n_teams: int) -> list:
+    """G_T of the module docstring: the permutations (tuples g, position i -> g[i]) of a
+    2-transitive group of the team positions, sorted, the identity first."""
+    T = n_teams
+    perms = set()
+    if T in (2, 3, 4, 5, 7, 8):                              # AGL(1, T): x -> a*x + b
+        add = (lambda x, y: x ^ y) if T in (4, 8) else (lambda x, y: (x + y) % T)
+        for a in range(1, T):
+            for b in range(T):
+                perms.add(tuple(add(_gf_mul(a, x, T), b) for x in range(T)))
+    elif T == 6:                                             # PSL(2, 5); point 5 is infinity
+        inv = {1: 1, 2: 3, 3: 2, 4: 4}
+        for a, b, c, d in itertools.product(range(5), repeat=4):
+            if (a * d - b * c) % 5 != 1:
+                continue
+            image = [5 if (c * x + d) % 5 == 0 else (a * x + b) * inv[(c * x + d) % 5] % 5
+                     for x in range(5)]                      # x -> (a x + b) / (c x + d)
+            perms.add(tuple(image + [5 if c == 0 else a * inv[c] % 5]))
+    else:
+        raise ValueError(f"num_teams={T}: seatings exist for 2 to 8 teams")
+    return sorted(perms)
+
+
+def seatings(lineup) -> list:
+    """The distinct seatings (tuples: agent at each team position) at which every deal of
+    `lineup` is played, seating 0 first (the module docstring's balanced design)."""
+    lineup = tuple(int(a) for a in lineup)
+    T = len(lineup)
+    agents = sorted(set(lineup))
+    n = len(agents)
+    group = position_group(T)
+    bases = []
+    if n == T:
+        bases.append(lineup)
+    else:
+        r = T % n
+        for extra in itertools.combinations(agents, r):
+            order = list(extra) + [a for a in agents if a not in extra]
+            bases.append(tuple(order[p % n] for p in range(T)))
+    out, seen = [], set()
+    for base in bases:
+        for g in group:
+            seat = [0] * T
+            for i, a in enumerate(base):
+                seat[g[i]] = a
+            seat = tuple(seat)
+            if seat not in seen:
+                seen.add(seat)
+                out.append(seat)
+    return out
+
+
+_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
+
+
+def hand_keys(prio_keys, n_hands: int) -> np.ndarray:
+    """uint64 [deals, n_hands]: the priority key of hand h of each deal; hand 0 keeps the
+    deal's key, later hands a splitmix64 hash of (key, h), so a hand's priority draws do not
+    depend on what earlier hands of the game drew."""
+    k = np.asarray(prio_keys, np.uint64)[:, None]
+    h = np.arange(n_hands, dtype=np.uint64)[None, :]
+    with np.errstate(over="ignore"):
+        z = k + h * _GOLDEN
+        z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+        z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+        z = z ^ (z >> np.uint64(31))
+    z[:, 0] = k[:, 0]
+    return z
+
+
 def deal_keys(seed: int, deals: int) -> tuple:
     """(deal keys, priority keys) of deals 0..deals-1: deal d's keys do not depend on `deals`."""
     g = np.random.default_rng(np.random.SeedSequence([int(seed), 0]))
@@ -173,7 +281,8 @@ def run_tournament(agents, *, teams: int = 2, deals: int = 100, seed: int = 0,
     agents: specs for make_agent ("random", "greedy", "heuristic:style=cautious",
     "ppo:model.zip") or Agent objects. teams: teams per table (2-8), used when config is
     None; a config gives the table format and every rule variant (team_sizes, speeds per
-    seat, river_size, ...). deals: deals per lineup, each played once per rotation.
+    seat, river_size, ...). deals: deals per lineup, each played at every seating of
+    seatings(lineup).
     mode: "hands" (one hand per deal) or "games" (a whole game per deal, at most
     max_game_hands hands; a game still undecided then is won by the top total).
     """
@@ -201,17 +310,18 @@ def run_tournament(agents, *, teams: int = 2, deals: int = 100, seed: int = 0,
     fmt = resolve_format(format, len(objs), T)
     dkeys, pkeys = deal_keys(seed, deals)
 
-    # one row per table: (lineup, deal, rotation)
-    L = len(lineups)
-    lu = np.repeat(np.arange(L), deals * T)
-    dd = np.tile(np.repeat(np.arange(deals), T), L)
-    rr = np.tile(np.arange(T), L * deals)
-    lineup_arr = np.array(lineups, np.int64)
-    agent_at = lineup_arr[lu[:, None], (np.arange(T)[None, :] + rr[:, None]) % T]   # [M, T]
-    pol = np.concatenate([_policy_keys(seed, l, deals, T).reshape(-1) for l in range(L)])
+    # one row per table: (lineup, deal, seating), lineup-major, then deal, then seating
+    seats = [seatings(lineup) for lineup in lineups]
+    lu = np.concatenate([np.full(deals * len(s), l, np.int64) for l, s in enumerate(seats)])
+    dd = np.concatenate([np.repeat(np.arange(deals), len(s)) for s in seats])
+    rr = np.concatenate([np.tile(np.arange(len(s)), deals) for s in seats])
+    agent_at = np.concatenate([np.tile(np.array(s, np.int64), (deals, 1)) for s in seats])
+    pol = np.concatenate([_policy_keys(seed, l, deals, len(s)).reshape(-1)
+                          for l, s in enumerate(seats)])
     M = lu.shape[0]
     H = 1 if mode == "hands" else max_game_hands
     first_hand = (dd % 2) if mode == "hands" else np.zeros(M, np.int64)
+    hkeys = hand_keys(pkeys, H)[dd]                                            # [M, H]
 
     out_scores = np.zeros((M, H, T), np.int64)
     out_hands = np.zeros(M, np.int64)
@@ -244,17 +354,12 @@ def run_tournament(agents, *, teams: int = 2, deals: int = 100, seed: int = 0,
             else:
                 kinds[where] = c[0]
                 knobs[where] = c[1]
-        args = (dkeys[dd[lo:hi]], pkeys[dd[lo:hi]], first_hand[lo:hi].astype(np.int64))
+        args = (dkeys[dd[lo:hi]], hkeys[lo:hi], first_hand[lo:hi].astype(np.int64))
         outs = (out_scores[lo:hi], out_hands[lo:hi], out_calls[lo:hi], out_winner[lo:hi],
                 out_ticks[lo:hi])
-        if (kinds == POLICY_EXTERNAL).any():
-            _play_python(config, objs, names, seat_agent, kinds, knobs, pol[lo:hi].copy(),
-                         *args, mode == "games", *outs)
-        else:
-            eng = Engine(config, n_tables=n)                  # its size picks the kernel
-            eng.run_kernel(play_bots_batch, play_bots_range, eng.masks, eng.actions,
-                           eng.priority, eng.applied, pol[lo:hi].copy(), kinds, knobs, *args,
-                           mode == "games", *outs)
+        play = _play_python if (kinds == POLICY_EXTERNAL).any() else _play_core
+        play(config, objs, names, seat_agent, kinds, knobs, pol[lo:hi].copy(), *args,
+             mode == "games", *outs)
         bar.update(n)
     bar.close()
     elapsed = time.perf_counter() - t0
@@ -263,10 +368,11 @@ def run_tournament(agents, *, teams: int = 2, deals: int = 100, seed: int = 0,
                                      out_calls, out_winner, out_ticks)
     rows = stats.leaderboard(records, names)
     rows.sort(key=lambda r: -r["points"])
-    pairs = stats.paired_differentials(records, names)
+    pairs = stats.paired_differentials(records, names, rank=rows)   # higher-ranked agent first
     return TournamentResult(names=names, config=config, mode=mode, format=fmt, lineups=lineups,
                             deals=deals, seed=seed, records=records, ticks=ticks, hands=hands,
-                            leaderboard=rows, pairs=pairs, elapsed_s=elapsed)
+                            leaderboard=rows, pairs=pairs, elapsed_s=elapsed, seatings=seats,
+                            hand_scores=out_scores)
 
 
 def _records(mode, lu, dd, rr, agent_at, scores, n_hands, calls, winners, ticks):
@@ -295,7 +401,46 @@ def _win_shares(score):
     return top / top.sum(axis=1, keepdims=True)
 
 
-def _play_python(config, objs, names, seat_agent, kinds, knobs, policy_rng, dkeys, pkeys,
+def _play_core(config, objs, names, seat_agent, kinds, knobs, policy_rng, dkeys, hkeys,
+               first_hand, games, out_scores, out_hands, out_calls, out_winner, out_ticks):
+    """Core bots only: play_bots_batch one hand at a time over the tables still in their
+    game, each hand restarting the priority generator at its own key hkeys[e, h]; random
+    bots' generators (policy_rng) go on from hand to hand."""
+    n, T = len(dkeys), config.num_teams
+    H = out_scores.shape[1]
+    live = np.arange(n)
+    totals = np.zeros((n, T), np.int64)
+    game_calls = np.zeros((n, T), np.int64)
+    for h in range(H):
+        m = live.size
+        sc, ca = np.zeros((m, 1, T), np.int64), np.zeros((m, 1, T), np.int8)
+        nh, w, tk = np.zeros(m, np.int64), np.full(m, -1, np.int64), np.zeros((m, 1), np.int64)
+        rng = policy_rng[live]
+        eng = Engine(config, n_tables=m)                      # its size picks the kernel
+        eng.run_kernel(play_bots_batch, play_bots_range, eng.masks, eng.actions, eng.priority,
+                       eng.applied, rng, kinds[live], knobs[live], dkeys[live],
+                       hkeys[live, h].copy(), first_hand[live] + h, False, sc, nh, ca, w, tk)
+        policy_rng[live] = rng
+        out_scores[live, h] = sc[:, 0]
+        out_calls[live, h] = ca[:, 0]
+        out_ticks[live, h] = tk[:, 0]
+        out_hands[live] = h + 1
+        if not games:
+            return
+        totals[live] += sc[:, 0]
+        game_calls[live] += ca[:, 0]
+        going = np.ones(m, bool)
+        for j, e in enumerate(live):
+            won = decide_winner(totals[e], game_calls[e], config.target_score)
+            if won is not None:
+                out_winner[e] = won
+                going[j] = False
+        live = live[going]
+        if not live.size:
+            return
+
+
+def _play_python(config, objs, names, seat_agent, kinds, knobs, policy_rng, dkeys, hkeys,
                  first_hand, games, out_scores, out_hands, out_calls, out_winner, out_ticks):
     """The same play as play_bots_range, driven tick by tick from Python so that agents
     outside the core (torch policies) can act; every table of the batch moves in lock step.
@@ -305,7 +450,7 @@ def _play_python(config, objs, names, seat_agent, kinds, knobs, policy_rng, dkey
     H = out_scores.shape[1]
     eng = Engine(config, n_tables=n, parallel=False)
     st = eng.state                               # read only: statuses, callers, ticks
-    eng.seed_tables(pkeys)
+    eng.seed_tables(hkeys[:, 0].copy())
 
     def serial(kernel, *args):                   # a serial engine: only the range kernel runs
         eng.run_kernel(None, kernel, *args)
@@ -359,6 +504,7 @@ def _play_python(config, objs, names, seat_agent, kinds, knobs, policy_rng, dkey
             else:
                 live[e] = False
         if redeal.any():
+            st.rng[redeal != 0] = hkeys[redeal != 0, h_idx[redeal != 0]]     # the hand's key
             serial(deal_bots_range, eng.masks, dkeys, hand_no, redeal)
 
 

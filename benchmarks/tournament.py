@@ -2,7 +2,7 @@
 the Python-driven path for comparison (the same bots without their core policy, as a torch
 agent would be played).
 
-    python -m benchmarks.tournament                  # 4 teams, 2,000 deals x 4 rotations
+    python -m benchmarks.tournament                  # 4 teams, 2,000 deals x 12 seatings
     python -m benchmarks.tournament --teams 2 --deals 5000
 
 Measures, in one run on this machine, after warm-up calls (numba compile excluded):

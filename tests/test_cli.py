@@ -10,7 +10,7 @@ from agents.cli import main
 
 def test_tournament_writes_the_same_files_for_the_same_seed(tmp_path, capsys):
     argv = ["tournament", "--agents", "random,greedy,heuristic:style=cautious,flip=20",
-            "--hands", "4", "--teams", "2", "--seed", "7", "--quiet"]
+            "--deals", "4", "--teams", "2", "--seed", "7", "--quiet"]
     assert main(argv + ["--out", str(tmp_path / "a")]) == 0
     out = capsys.readouterr().out
     assert "Leaderboard" in out and "heuristic:style=cautious,flip=20" in out
@@ -26,7 +26,7 @@ def test_tournament_writes_the_same_files_for_the_same_seed(tmp_path, capsys):
 
 
 def test_tournament_rule_variants_reach_the_config(tmp_path):
-    assert main(["tournament", "--agents", "greedy,heuristic", "--teams", "2", "--hands", "3",
+    assert main(["tournament", "--agents", "greedy,heuristic", "--teams", "2", "--deals", "3",
                  "--speeds", "1,2", "--rule", "river_size=5", "--rule", "stacking=false",
                  "--quiet", "--no-plot", "--out", str(tmp_path)]) == 0
     cfg = json.loads((tmp_path / "results.json").read_text())["config"]
@@ -34,11 +34,25 @@ def test_tournament_rule_variants_reach_the_config(tmp_path):
     assert not (tmp_path / "leaderboard.png").exists()
 
 
+def test_hands_is_a_deprecated_name_of_deals(tmp_path, capsys):
+    """--hands N (the old name) plays N deals like --deals N, with a one-line note."""
+    base = ["tournament", "--agents", "greedy,heuristic", "--teams", "3", "--seed", "2",
+            "--quiet", "--no-plot"]
+    assert main(base + ["--hands", "2", "--out", str(tmp_path / "old")]) == 0
+    out, err = capsys.readouterr()
+    assert err.strip() == "nertz: note: --hands is deprecated, use --deals (deals per lineup)"
+    assert "x 2 deals x 6 seatings = 12 hands" in out
+    assert main(base + ["--deals", "2", "--out", str(tmp_path / "new")]) == 0
+    assert capsys.readouterr().err == ""
+    for name in ("results.json", "hands.csv"):
+        assert (tmp_path / "old" / name).read_bytes() == (tmp_path / "new" / name).read_bytes()
+
+
 @pytest.mark.parametrize("argv, words", [
     (["tournament", "--agents", "chess"], "unknown kind"),
     (["tournament", "--rule", "colour=red"], "RulesConfig field"),
     (["tournament", "--teams", "9"], "num_teams"),
-    (["tournament", "--agents", "random,greedy", "--hands", "1"], "--hands"),
+    (["tournament", "--agents", "random,greedy", "--deals", "1"], "--deals"),
 ])
 def test_bad_options_are_clear_errors(argv, words, capsys):
     try:

@@ -98,15 +98,16 @@ BAD = [                                           # (argv, a word the message mu
     (T + ["--river", "3"], "river_size"),
     (T + ["--target", "0"], "target_score"), (T + ["--target", "abc"], "--target"),
     (T + ["--max-ticks", "0"], "max_ticks"), (T + ["--max-ticks", f"{10**25}"], "max_ticks"),
-    (T + ["--hands", "0"], "--hands"), (T + ["--hands=-5"], "--hands"),
-    (T + ["--hands", "1"], "--hands"), (T + ["--hands", "x"], "--hands"),
-    (T + ["--hands", f"{10**30}"], "--hands"),
+    (T + ["--deals", "0"], "--deals"), (T + ["--deals=-5"], "--deals"),
+    (T + ["--deals", "1"], "--deals"), (T + ["--deals", "x"], "--deals"),
+    (T + ["--deals", f"{10**30}"], "--deals"), (T + ["--hands", "1"], "--hands"),
+    (T + ["--hands", "3", "--deals", "4"], "old name of --deals"),
     (T + ["--max-game-hands", "0"], "--max-game-hands"),
     (T + ["--max-game-hands", "x"], "--max-game-hands"),
     (T + ["--seed=-1"], "--seed"), (T + ["--seed", "x"], "--seed"),
     (T + ["--seed", "1.5"], "--seed"),
     (T + ["--mode", "sets"], "--mode"), (T + ["--format", "swiss"], "--format"),
-    (T + ["--bogus"], "--bogus"), (T + ["--hands"], "--hands"),
+    (T + ["--bogus"], "--bogus"), (T + ["--deals"], "--deals"),
     (["play", "--every", "0"], "--every"), (["play", "--every=-1"], "--every"),
     (["play", "--every", "x"], "--every"), (["play", "--teams", "9"], "num_teams"),
     (["play", "--team-sizes", "1,x"], "--team-sizes"), (["play", "--seed=-1"], "--seed"),
@@ -226,7 +227,7 @@ def test_first_run_says_numba_is_compiling(tmp_path):
     serial tournament kernel once, about 40 s.)"""
     env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path / "numba"))
     argv = [sys.executable, "-m", "agents", "tournament", "--agents", "random,greedy",
-            "--teams", "2", "--hands", "2", "--no-plot"]
+            "--teams", "2", "--deals", "2", "--no-plot"]
     first = subprocess.run(argv, cwd=ROOT, env=env, capture_output=True, text=True, timeout=900)
     assert first.returncode == 0, first.stderr
     assert tournament.COMPILE_NOTICE in first.stderr
@@ -241,7 +242,7 @@ def test_quiet_has_no_compile_notice(tmp_path, monkeypatch, capsys):
     import numba
 
     monkeypatch.setattr(numba.config, "CACHE_DIR", str(tmp_path))
-    argv = ["tournament", "--agents", "random,greedy", "--teams", "2", "--hands", "2"]
+    argv = ["tournament", "--agents", "random,greedy", "--teams", "2", "--deals", "2"]
     assert main(argv) == 0
     assert tournament.COMPILE_NOTICE in capsys.readouterr().err
     assert main(argv + ["--quiet"]) == 0

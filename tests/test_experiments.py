@@ -5,6 +5,7 @@ import csv
 
 import pytest
 
+from agents.stats import orient_pairs
 from agents.tournament import run_tournament
 from benchmarks.experiments.stream_withholding import VARIANTS, main, run
 from nertz_env import RulesConfig
@@ -16,7 +17,8 @@ def test_stream_withholding_rows():
         (t, sp, v) for t in (2, 3) for sp in ("all 1", "1,2,..") for v in ("when-useful", "never")]
     for r in rows:
         assert r["baseline"] == "always" and r["deals"] == 4
-        assert r["hands"] == 4 * r["teams"]
+        # every deal at every seating of the balanced design: 2 at 2 teams, 6 at 3 (A,A,B and A,B,B)
+        assert r["hands"] == 4 * {2: 2, 3: 6}[r["teams"]]
         assert r["significant"] == (not r["ci_low"] <= 0.0 <= r["ci_high"])
     # never playing Stream cards to the Lake strands the Nertz pile behind endless flips
     assert all(r["diff"] < 0 for r in rows if r["variant"] == "never")
@@ -28,7 +30,7 @@ def test_stream_withholding_rows():
                                                            (3, "1,2,..", "never"))
         res = run_tournament([VARIANTS[r["variant"]], VARIANTS["always"]], config=cfg, deals=4,
                              seed=0, format="all-play-all", progress=False)
-        (pair,) = res.pairs
+        (pair,) = orient_pairs(res.pairs, [VARIANTS[r["variant"]], VARIANTS["always"]])
         assert res.hands_played == r["hands"]
         for key in ("diff", "ci_low", "ci_high", "significant"):
             assert r[key] == pair[key], key

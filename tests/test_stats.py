@@ -1,21 +1,54 @@
 """Tests of agents/stats.py (tournament statistics) and agents/report.py (their tables and files)."""
 
 import csv
+import importlib.util
+import itertools
 import json
 import math
+import sys
+import types
 
 import numpy as np
 import pytest
 
-from agents.report import format_table, plot_leaderboard, write_csv, write_json, write_pairs_csv
+from agents.report import (
+    format_table,
+    plot_leaderboard,
+    write_csv,
+    write_json,
+    write_pairs_csv,
+)
 from agents.stats import (
     HandRecords,
+    deal_means,
+    holm,
     leaderboard,
     mean_ci,
+    orient_pairs,
     paired_differentials,
+    t_pvalue,
     t_quantile_975,
     unit_means,
 )
+
+HAVE_RATINGS = importlib.util.find_spec("agents.ratings") is not None
+
+
+def _stub_fit_ratings(records, num_agents, *, bootstrap=200, seed=0):
+    """Stand-in for agents/ratings.py (written separately): mean win share, centred."""
+    w = deal_means(records, num_agents, records.win)
+    r = np.nanmean(w, axis=0)
+    r = r - np.nanmean(r)
+    return {"rating": r, "ci_low": r - 0.1, "ci_high": r + 0.1,
+            "order": list(np.argsort(-r, kind="stable"))}
+
+
+@pytest.fixture(autouse=True)
+def _ratings(monkeypatch):
+    if not HAVE_RATINGS:
+        stub = types.ModuleType("agents.ratings")
+        stub.fit_ratings = _stub_fit_ratings
+        monkeypatch.setitem(sys.modules, "agents.ratings", stub)
 
 
 # --------------------------------------------------------------------------
@@ -51,7 +84,7 @@ def test_t_quantile_is_the_975_quantile(df):
 
 def test_t_quantile_monotone_and_errors():
     qs = [t_quantile_975(d) for d in [1, 1.5, 2, 2.5, 10, 29.5, 30, 30.5, 50, 1e6]]
-    assert all(a > b for a, b in zip(qs, qs[1:]))
+    assert all(a > b for a, b in itertools.pairwise(qs))
     assert t_quantile_975(1e9) == pytest.approx(1.959964, abs=1e-6)
     for bad in (0, 0.5, -3, float("nan")):
         with pytest.raises(ValueError):
@@ -167,7 +200,7 @@ def _constructed():
 
 def test_leaderboard_exact_values():
     rec = _constructed()
-    rows = leaderboard(rec, ["alpha", "beta"])
+    rows = leaderboard(rec, ["alpha", "beta"], bootstrap=50)
     assert [r["agent"] for r in rows] == ["alpha", "beta"]
     a, b = rows
     assert a["hands"] == 4 and b["hands"] == 4
@@ -178,8 +211,11 @@ def test_leaderboard_exact_values():
     # unit means: alpha 9, 5.5 -> CI over 2 units
     assert a["points_ci"] == pytest.approx(mean_ci([9.0, 5.5])[1])
     assert b["points_ci"] == pytest.approx(mean_ci([3.0, 1.0])[1])
-    assert a["ordinal"] > b["ordinal"] and a["mu"] > 25.0 > b["mu"]
-    assert a["ordinal"] == pytest.approx(a["mu"] - 3 * a["sigma"])
+    assert a["units"] == b["units"] == 2
+    assert a["win_ci"] == pytest.approx(0.0) and b["win_ci"] == pytest.approx(0.0)
+    assert a["nertz_ci"] == pytest.approx(mean_ci([1.0, 0.5])[1])  # deal 0: 1, 1; deal 1: 0, 1
+    assert a["rating"] > b["rating"]
+    assert a["rating_low"] <= a["rating"] <= a["rating_high"]
     (p,) = paired_differentials(rec, ["alpha", "beta"])
     assert p["diff"] == pytest.approx(np.mean([9 - 3, 5.5 - 1]))
 
@@ -188,9 +224,9 @@ def test_leaderboard_ties_share_wins_and_rank():
     rec = HandRecords(lineup=[0, 0], deal=[0, 0], rotation=[0, 1],
                       agent=[[0, 1], [1, 0]], score=[[5.0, 5.0], [5.0, 5.0]],
                       called=[[0, 0], [0, 0]], win=[[0.5, 0.5], [0.5, 0.5]])
-    rows = leaderboard(rec, ["p", "q"])
+    rows = leaderboard(rec, ["p", "q"], bootstrap=50)
     assert rows[0]["win_share"] == rows[1]["win_share"] == 0.5
-    assert rows[0]["mu"] == pytest.approx(rows[1]["mu"])
+    assert rows[0]["points"] == rows[1]["points"] == 5.0
     assert [r["agent"] for r in rows] == ["p", "q"]  # tie keeps names order
 
 
@@ -198,7 +234,7 @@ def test_leaderboard_agent_at_two_positions():
     # 3 teams, 2 agents: lineup (0, 0, 1); agent 1 is clearly weaker
     rng = np.random.default_rng(9)
     rec = _duplicate_records(rng, [(0, 0, 1)], 20, skill=[3.0, 0.0], luck_sd=2, noise_sd=1)
-    rows = leaderboard(rec, ["double", "single", "absent"])
+    rows = leaderboard(rec, ["double", "single", "absent"], bootstrap=50)
     by = {r["agent"]: r for r in rows}
     assert by["double"]["hands"] == 2 * 20 * 3
     assert by["single"]["hands"] == 20 * 3
@@ -208,7 +244,8 @@ def test_leaderboard_agent_at_two_positions():
     assert by["double"]["win_share"] == pytest.approx(rec.win[rec.agent == 0].mean())
     # one unit of win per hand is shared by the 2 + 1 seats
     assert (2 * by["double"]["win_share"] + by["single"]["win_share"]) == pytest.approx(1.0)
-    assert by["double"]["ordinal"] > by["single"]["ordinal"]
+    assert by["double"]["rating"] > by["single"]["rating"]
+    assert math.isnan(by["absent"]["rating"]) and by["absent"]["units"] == 0
     assert rows[0]["agent"] == "double"
     um = unit_means(rec, 3)
     assert um.shape == (20, 3) and np.isnan(um[:, 2]).all()
@@ -224,12 +261,12 @@ def test_leaderboard_deterministic_sorted_and_leaves_records_alone():
     rec = records()
     before = {k: np.array(getattr(rec, k), copy=True) for k in
               ("lineup", "deal", "rotation", "agent", "score", "called", "win")}
-    rows = leaderboard(rec, list("abc"))
+    rows = leaderboard(rec, list("abc"), bootstrap=50)
     for k, v in before.items():
         assert np.array_equal(getattr(rec, k), v), f"leaderboard changed records.{k}"
-    assert rows == leaderboard(records(), list("abc"))       # same records, new objects
+    assert rows == leaderboard(records(), list("abc"), bootstrap=50)  # same records, new objects
     assert [r["agent"] for r in rows] == ["a", "b", "c"]     # skills 3 > 0 > -3
-    assert all(x["ordinal"] > y["ordinal"] for x, y in zip(rows, rows[1:]))
+    assert all(x["points"] > y["points"] for x, y in itertools.pairwise(rows))
 
 
 # --------------------------------------------------------------------------
@@ -241,7 +278,7 @@ def test_writers_round_trip(tmp_path):
     rng = np.random.default_rng(2)
     names = ["greedy", "random", "ppo"]
     rec = _duplicate_records(rng, [(0, 1, 2)], 10, skill=[2, -2, 0])
-    rows = leaderboard(rec, names)
+    rows = leaderboard(rec, names, bootstrap=50)
     pairs = paired_differentials(rec, names)
 
     write_csv(rows, tmp_path / "lb.csv")
@@ -250,7 +287,7 @@ def test_writers_round_trip(tmp_path):
     assert [r["agent"] for r in back] == [r["agent"] for r in rows]
     for r, b in zip(rows, back):
         assert int(b["hands"]) == r["hands"]
-        for k in ("points", "points_ci", "win_share", "mu", "sigma", "ordinal"):
+        for k in ("points", "points_ci", "win_share", "win_ci", "rating", "rating_low"):
             assert float(b[k]) == r[k]
 
     write_pairs_csv(pairs, tmp_path / "pairs.csv")
@@ -285,3 +322,141 @@ def test_writers_round_trip(tmp_path):
     write_csv([], tmp_path / "empty.csv")
     assert (tmp_path / "empty.csv").read_text().startswith("agent,")
     assert "no pair" in format_table(rows, [])
+
+
+# --------------------------------------------------------------------------
+# the deal as unit, p-values, Holm, rank order, the table's words
+# --------------------------------------------------------------------------
+
+
+def test_all_lineups_of_a_deal_form_one_unit():
+    rng = np.random.default_rng(8)
+    rec = _duplicate_records(rng, [(0, 1, 2), (0, 1, 3)], 7, skill=[1, 0, 0, 0])
+    rec.deal[:] = np.concatenate([np.arange(7).repeat(3), np.arange(7).repeat(3)])
+    (ab, *_) = paired_differentials(rec, list("abcd"))
+    assert (ab["a"], ab["b"], ab["units"]) == ("a", "b", 7)   # 2 lineups x 7 deals = 7 units
+    assert deal_means(rec, 4).shape == (7, 4) and unit_means is deal_means
+    # per deal: mean over the 6 hands of both lineups of (a - b)
+    ag, sc = rec.agent, rec.score
+    d_ab = (sc * (ag == 0)).sum(1) - (sc * (ag == 1)).sum(1)
+    per_deal = [d_ab[rec.deal == d].mean() for d in range(7)]
+    assert ab["diff"] == pytest.approx(np.mean(per_deal))
+    assert ab["ci_high"] - ab["diff"] == pytest.approx(mean_ci(per_deal)[1])
+    rows = {r["agent"]: r for r in leaderboard(rec, list("abcd"), bootstrap=0)}
+    assert rows["a"]["units"] == 7 and rows["c"]["units"] == 7
+    assert rows["a"]["points_ci"] == pytest.approx(mean_ci(deal_means(rec, 4)[:, 0])[1])
+
+
+@pytest.mark.parametrize("t,df", [(0.5, 3), (2.1, 10), (-3.0, 29), (1.96, 1000), (10.0, 2),
+                                  (0.0, 5), (40.0, 1)])
+def test_t_pvalue_matches_scipy(t, df):
+    sst = pytest.importorskip("scipy.stats")
+    assert t_pvalue(t, df) == pytest.approx(2 * sst.t.sf(abs(t), df), rel=1e-9, abs=1e-15)
+
+
+def test_t_pvalue_edges():
+    assert t_pvalue(t_quantile_975(12), 12) == pytest.approx(0.05, abs=1e-9)
+    assert t_pvalue(math.inf, 4) == 0.0 and math.isnan(t_pvalue(math.nan, 4))
+    for bad in (0, 0.5, float("nan")):
+        with pytest.raises(ValueError, match="degrees of freedom"):
+            t_pvalue(1.0, bad)
+
+
+def test_holm_hand_computed():
+    # sorted 0.005 <= .05/4, 0.01 <= .05/3, 0.03 > .05/2: stop
+    assert holm([0.01, 0.04, 0.03, 0.005]) == [True, False, False, True]
+    assert holm([0.02, 0.02]) == [True, True]                  # 0.02 <= .025, then <= .05
+    assert holm([0.03, 0.02]) == [True, True]                  # .02 <= .025, .03 <= .05
+    assert holm([0.026, 0.03]) == [False, False]
+    assert holm([float("nan"), 0.02]) == [False, True]         # NaN counts in the family
+    assert holm([float("nan"), 0.03]) == [False, False]
+    assert holm([]) == []
+
+
+def test_pairs_have_pvalues_and_holm_over_the_family():
+    rng = np.random.default_rng(21)
+    rec = _duplicate_records(rng, [(0, 1, 2, 3)], 25, skill=[1.0, 0.0, 0.0, -0.2],
+                             noise_sd=2.0)
+    names = list("wxyz")
+    pairs = paired_differentials(rec, names)
+    assert len(pairs) == 6
+    assert [p["holm"] for p in pairs] == holm([p["p_value"] for p in pairs])
+    for p in pairs:
+        assert 0.0 <= p["p_value"] <= 1.0
+        assert p["significant"] == (p["p_value"] < 0.05)       # t-interval and t-test agree
+        assert not p["holm"] or p["significant"]
+
+
+def test_pairs_listed_by_rank():
+    rng = np.random.default_rng(3)
+    rec = _duplicate_records(rng, [(0, 1, 2)], 6, skill=[0.0, 2.0, 1.0], luck_sd=5.0)
+    names = ["low", "high", "mid"]
+    plain = paired_differentials(rec, names)
+    rows = leaderboard(rec, names, bootstrap=0)
+    assert [r["agent"] for r in rows] == ["high", "mid", "low"]
+    ranked = paired_differentials(rec, names, rank=rows)
+    assert [(p["a"], p["b"]) for p in ranked] == [("high", "mid"), ("high", "low"),
+                                                  ("mid", "low")]
+    assert all(p["diff"] > 0 for p in ranked)
+    assert ranked == orient_pairs(plain, ["high", "mid", "low"])
+    by = {(p["a"], p["b"]): p for p in plain}
+    hl = by["low", "high"]
+    assert ranked[1]["diff"] == -hl["diff"]
+    assert (ranked[1]["ci_low"], ranked[1]["ci_high"]) == (-hl["ci_high"], -hl["ci_low"])
+    assert (ranked[1]["p_value"], ranked[1]["holm"]) == (hl["p_value"], hl["holm"])
+    with pytest.raises(ValueError, match="missing mid"):
+        paired_differentials(rec, names, rank=["high", "low"])
+
+
+def test_bad_agent_index_is_a_value_error_and_changes_nothing():
+    rec = _constructed()
+    before = rec.agent.copy()
+    for f in (lambda: leaderboard(rec, ["only"]), lambda: paired_differentials(rec, ["only"]),
+              lambda: deal_means(rec, 1)):
+        with pytest.raises(ValueError, match="agent index out of range"):
+            f()
+    assert np.array_equal(rec.agent, before)
+
+
+def test_table_names_the_ranking_legend_and_units():
+    rng = np.random.default_rng(2)
+    names = ["greedy", "random", "ppo"]
+    rec = _duplicate_records(rng, [(0, 1, 2)], 10, skill=[2, -2, 0])
+    rows = leaderboard(rec, names, bootstrap=20)
+    pairs = paired_differentials(rec, names)       # names order: (greedy, random) etc.
+    text = format_table(rows, pairs)
+    head, rest = text.split("\n", 1)
+    assert "ranked by mean points per hand" in head and "over 10 deals" in head
+    assert "hands mode" in head
+    table = rest.split("Paired differences")[1].split("Legend")[0]
+    body = [l.split() for l in table.splitlines()[4:] if l.strip()]
+    assert [(b[0], b[1]) for b in body] == [("greedy", "ppo"), ("greedy", "random"),
+                                            ("ppo", "random")]
+    assert all(float(b[3]) > 0 for b in body)      # listed by rank: differences read positive
+    assert "holm" in table.splitlines()[2].split() and "Holm" in table.splitlines()[1]
+    assert "3 intervals at once" in table and "~ after B" not in text
+    legend = text.split("Legend")[1]
+    for col in ("hands:", "deals:", "points:", "+/-95%:", "win:", "nertz:", "rating:",
+                "rating 95% CI:", "holm:", "sig:"):
+        assert col in legend, col
+    games = format_table(rows, pairs, mode="games")
+    assert "games mode" in games and "games:" in games and "share of games won" in games
+    assert games.splitlines()[1].split()[2] == "games"
+    with pytest.raises(ValueError, match="mode"):
+        format_table(rows, pairs, mode="rounds")
+
+
+def test_plot_wraps_a_long_title(tmp_path):
+    rng = np.random.default_rng(2)
+    names = ["greedy", "random"]
+    rec = _duplicate_records(rng, [(0, 1)], 5, skill=[1, 0])
+    rows = leaderboard(rec, names, bootstrap=0)
+    pairs = paired_differentials(rec, names, rank=rows)
+    title = "Nertz, 2 teams, 10 hands (hands, duplicate deals, seed 0) " * 4
+    png = tmp_path / "lb.png"
+    plot_leaderboard(rows, pairs, png, title=title, mode="hands")
+    import matplotlib.image as mpimg
+
+    img = mpimg.imread(png)
+    # bbox_inches="tight" grows the canvas to the wrapped title instead of clipping it
+    assert img.shape[1] < 1200 and img.shape[0] > 300

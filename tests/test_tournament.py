@@ -48,12 +48,12 @@ def test_python_driven_play_equals_jitted_play(mode, config):
         assert (jit.hands > 1).any()
 
 
-def test_duplicate_deals_replay_the_same_cards_across_rotations():
-    """Every rotation of deal d gets the same cards at every team position (and each hand
+def test_duplicate_deals_replay_the_same_cards_across_seatings():
+    """Every seating of deal d gets the same cards at every team position (and each hand
     number its own cards); different deals differ."""
     cfg = RulesConfig(num_teams=4)
     dk, _ = deal_keys(9, 3)
-    keys = np.repeat(dk, 4)                                  # 3 deals x 4 rotations
+    keys = np.repeat(dk, 4)                                  # 3 deals x 4 seatings
     eng = Engine(cfg, n_tables=12, parallel=False)
     for hand in (0, 1):
         hands = np.full(12, hand, np.int64)
@@ -71,15 +71,63 @@ def test_duplicate_deals_replay_the_same_cards_across_rotations():
             assert not np.array_equal(first[0], decks[0])
 
 
-def test_rotations_seat_every_agent_at_every_position():
+def test_seatings_seat_every_agent_at_every_position():
+    """3 agents at 3 teams: each deal is played at the 6 distinct seatings, each agent twice
+    at every position; `rotation` numbers the seatings and hands_played counts them."""
     res = run_tournament(["greedy", "random", "heuristic"], teams=3, deals=4, seed=0,
                          progress=False)
     rec = res.records
     for d in range(4):
         rows = rec.agent[rec.deal == d]
-        assert rows.shape == (3, 3)
+        assert rows.shape == (6, 3)
+        assert len({tuple(r) for r in rows.tolist()}) == 6
+        assert rec.rotation[rec.deal == d].tolist() == list(range(6))
         for p in range(3):
-            assert sorted(rows[:, p].tolist()) == [0, 1, 2]
+            assert sorted(rows[:, p].tolist()) == [0, 0, 1, 1, 2, 2]
+    assert res.hands_played == 4 * 6 and res.summary()["seatings_per_deal"] == [6]
+
+
+def test_two_agents_at_four_teams_play_no_repeated_table():
+    """All-play-all A,B,A,B: the 6 distinct seatings, no copies of one table (cyclic
+    rotations r and r + 2 used to seat everyone identically)."""
+    res = run_tournament(["greedy", "heuristic"], teams=4, deals=3, seed=0, progress=False)
+    rec = res.records
+    for d in range(3):
+        rows = {tuple(r) for r in rec.agent[rec.deal == d].tolist()}
+        assert len(rows) == len(rec.agent[rec.deal == d]) == 6
+    assert res.hands_played == 18
+
+
+def test_games_keep_the_pairing_in_every_hand():
+    """Games mode: hand h of a game is played with the priority key of (deal, h) whatever
+    the earlier hands drew, so each hand of every seating equals that hand replayed alone
+    (hand 0 always did; later hands used to go on with the game's generator)."""
+    from agents.tournament import hand_keys, seatings
+    from nertz_env.core.batch import play_bots_batch, play_bots_range
+    from nertz_env.core.policies import new_policy_arrays
+
+    cfg = RulesConfig(num_teams=2, target_score=60)
+    specs = ["greedy", "heuristic"]                          # no coin flips of their own
+    res = run_tournament(specs, config=cfg, deals=3, seed=4, mode="games", progress=False)
+    assert (res.hands >= 2).all() and (res.hands >= 3).any()
+    dk, pk = deal_keys(4, 3)
+    hk = hand_keys(pk, 3)
+    core = [make_agent(s).core_policy() for s in specs]
+    seats = seatings((0, 1))
+    for i in range(len(res.records)):
+        d, r = res.records.deal[i], res.records.rotation[i]
+        kinds, knobs = new_policy_arrays(1, 2)
+        for pos, a in enumerate(seats[r]):
+            kinds[0, pos], knobs[0, pos] = core[a]
+        for h in range(res.hands[i]):
+            eng = Engine(cfg, n_tables=1)
+            sc = np.zeros((1, 1, 2), np.int64)
+            eng.run_kernel(play_bots_batch, play_bots_range, eng.masks, eng.actions,
+                           eng.priority, eng.applied, np.zeros(1, np.uint64), kinds, knobs,
+                           dk[[d]], hk[[d], h], np.array([h]), False, sc, np.zeros(1, np.int64),
+                           np.zeros((1, 1, 2), np.int8), np.full(1, -1, np.int64),
+                           np.zeros((1, 1), np.int64))
+            np.testing.assert_array_equal(res.hand_scores[i, h], sc[0, 0])
 
 
 def test_same_seed_same_numbers_and_deals_do_not_depend_on_count():
@@ -97,7 +145,7 @@ def test_records_are_consistent():
     res = run_tournament(["random", "greedy", "heuristic"], teams=2, deals=10, seed=1,
                          progress=False)
     rec = res.records
-    assert len(rec) == 3 * 10 * 2                             # lineups x deals x rotations
+    assert len(rec) == 3 * 10 * 2                             # lineups x deals x seatings
     np.testing.assert_allclose(rec.win.sum(axis=1), 1.0)
     assert ((rec.called == 0) | (rec.called == 1)).all()
     assert {r["agent"] for r in res.leaderboard} == {"random", "greedy", "heuristic"}

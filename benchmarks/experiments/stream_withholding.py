@@ -5,7 +5,7 @@ heuristic against itself with one knob changed, `withhold_stream` (docs/heuristi
 `always` (play Stream cards to the Lake when the score says so), `when-useful` (keep a Stream
 card that can take the Nertz card; the balanced default), `never` (no Stream card to the Lake
 unless nothing but Wait is left). At each table size the two variants alternate round the
-table (A, B, A, B, ...; all-play-all), every deal is replayed once per rotation, and the paired
+table (A, B, A, B, ...; all-play-all), every deal is replayed at every seating of the balanced design (agents/tournament.py), and the paired
 difference over deals, with its 95% t-interval, is the answer. Each table size is played again
 with every other seat twice as slow (R21), the variants rotating through the slow seats (skip
 with `--no-speeds`).
@@ -24,6 +24,7 @@ import sys
 from pathlib import Path
 
 from agents.report import write_csv, write_json
+from agents.stats import orient_pairs
 from agents.tournament import run_tournament
 from nertz_env import RulesConfig
 
@@ -42,7 +43,7 @@ def run(teams_list, deals, seed, speeds, progress=True):
             for a, b in COMPARISONS:
                 res = run_tournament([VARIANTS[a], VARIANTS[b]], config=cfg, deals=deals,
                                      seed=seed, format="all-play-all", progress=progress)
-                (pair,) = res.pairs
+                (pair,) = orient_pairs(res.pairs, [VARIANTS[a], VARIANTS[b]])   # variant - baseline
                 rows.append({"teams": teams, "speeds": "1,2,.." if slow else "all 1",
                              "variant": a, "baseline": b, "deals": deals,
                              "hands": res.hands_played, "diff": pair["diff"],
