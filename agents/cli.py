@@ -53,6 +53,18 @@ def _int_at_least(lo: int, hi: int | None = None, why: str = ""):
     return parse
 
 
+def _positive_float(text: str) -> float:
+    """An argparse type: a finite number > 0, else argparse's one-line error."""
+    allowed = "a number > 0 (a 95% half-width in points per hand, e.g. 0.05)"
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not {allowed}") from None
+    if not (value > 0 and value != float("inf")):
+        raise argparse.ArgumentTypeError(f"{text} is out of range: {allowed}")
+    return value
+
+
 def _int_list(option: str, text: str) -> tuple:
     """'1,2,1' -> (1, 2, 1); ValueError naming the option otherwise."""
     out = []
@@ -216,6 +228,13 @@ def cmd_tournament(args) -> int:
         print("nertz: note: --hands is deprecated, use --deals (deals per lineup)",
               file=sys.stderr)
     deals = 200 if deals is None else deals
+    if args.max_deals is not None:
+        if args.precision is None:
+            raise ValueError(f"--max-deals {args.max_deals} caps a --precision run: give "
+                             f"--precision too")
+        if args.max_deals < deals:
+            raise ValueError(f"--max-deals {args.max_deals} is below --deals {deals}: the "
+                             f"cap must be at least the first block")
     agents = [make_agent(s, seed=args.seed) for s in split_specs(args.agents)]
     make_lineups(len(agents), cfg.num_teams, args.format)
     if args.out:
@@ -226,7 +245,8 @@ def cmd_tournament(args) -> int:
                              f"({err.strerror or err})") from None
     res = run_tournament(agents, config=cfg, deals=deals, seed=args.seed, mode=args.mode,
                          format=args.format, progress=not args.quiet,
-                         max_game_hands=args.max_game_hands)
+                         max_game_hands=args.max_game_hands, precision=args.precision,
+                         max_deals=args.max_deals)
     n_seat = sorted({len(s) for s in res.seatings})
     tables = len(res.records)
     played = (f"{tables} games ({res.hands_played} hands)" if res.mode == "games"
@@ -235,6 +255,8 @@ def cmd_tournament(args) -> int:
           f"lineup(s) x {res.deals} deals x {'/'.join(map(str, n_seat))} seatings = {played}, "
           f"seed {res.seed}")
     print(res.table())
+    if res.precision is not None:
+        print("\n" + res.precision_line())
     rate = res.hands_played / res.elapsed_s if res.elapsed_s > 0 else float("nan")
     print(f"\nplayed in {res.elapsed_s:.2f} s ({rate:,.0f} hands/s, including any numba compile)")
     if args.out:
@@ -295,7 +317,9 @@ def build_parser() -> argparse.ArgumentParser:
                "--teams 2 --deals 2000\n"
                "  nertz tournament --agents greedy,heuristic --teams 3 --speeds 1,2,1 "
                "--rule river_size=5 --mode games\n"
-               "  nertz tournament --agents greedy,ppo:runs/m.zip,deterministic=false --teams 2",
+               "  nertz tournament --agents greedy,ppo:runs/m.zip,deterministic=false --teams 2\n"
+               "  nertz tournament --agents greedy,heuristic --teams 2 --precision 0.5 "
+               "--max-deals 20000   # deals until every pair is within +-0.5",
         formatter_class=argparse.RawDescriptionHelpFormatter)
     t.add_argument("--agents", default=DEFAULT_AGENTS,
                    help="comma-separated agent specs (default: every shipped bot)")
@@ -308,6 +332,14 @@ def build_parser() -> argparse.ArgumentParser:
                    default=None, metavar="N",
                    help="deprecated: the old name of --deals (prints a note; it always meant "
                         "deals, not hands)")
+    t.add_argument("--precision", type=_positive_float, default=None, metavar="H",
+                   help="play deals in blocks (--deals first, then more as the current "
+                        "intervals project) until every paired difference has a 95%% "
+                        "half-width of at most H points per hand, or --max-deals is reached; "
+                        "a line (and results.json) names the pairs that were not")
+    t.add_argument("--max-deals", type=_int_at_least(2, MAX_DEALS), default=None, metavar="N",
+                   help="with --precision: at most N deals per lineup (default 100 x --deals); "
+                        "the deals are the same as a plain run of that many deals")
     _add_rules(t)
     t.add_argument("--speeds", default="", metavar="1,2,..",
                    help="ticks between moves per seat (R21; default: all 1)")

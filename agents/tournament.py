@@ -45,12 +45,21 @@ Design
   (compile_notice).
 - Same arguments, same numbers: every key comes from `seed` through numpy's SeedSequence,
   and the numbers of deal d do not depend on how many deals or lineups are played.
+- Precision on request (`precision=h`): deals are played in blocks, deals 0..n-1 first
+  (n = `deals`), then n..n'-1 and so on, until every paired difference has a 95% half-width
+  (ci_high - ci_low) / 2 <= h points per hand, or `max_deals` deals are played (default
+  100 x `deals`). The next count n' is the need projected from the widest half-width w
+  (half-widths shrink as 1/sqrt(deals)): ceil(1.1 n (w/h)^2), at least n + n/4, at most 4n,
+  at most max_deals. Since deal d's keys depend only on (seed, d) and the records are put in
+  (lineup, deal, seating) order, the result equals a plain run with the final deal count.
+  `unmet` names the pairs still wider than h.
 """
 from __future__ import annotations
 
 import dataclasses
 import hashlib
 import itertools
+import math
 import numbers
 import os
 import sys
@@ -92,6 +101,10 @@ class TournamentResult:
     elapsed_s: float = 0.0
     seatings: list = field(default_factory=list)  # per lineup: its seatings (records' rotation)
     hand_scores: np.ndarray | None = None  # [records, max hands, T] scores of each hand (R29)
+    precision: float | None = None    # target 95% half-width of the pairs (None: plain run)
+    max_deals: int | None = None      # the cap of a precision run
+    deal_blocks: list = field(default_factory=list)  # deals played after each block
+    unmet: list = field(default_factory=list)        # pairs wider than precision at the end
 
     @property
     def hands_played(self) -> int:
@@ -106,7 +119,28 @@ class TournamentResult:
                 "seatings_per_deal": [len(s) for s in self.seatings], "seed": self.seed,
                 "hands_played": self.hands_played, "records": len(self.records),
                 "mean_ticks_per_hand": float(self.ticks.sum() / max(self.hands.sum(), 1)),
-                "config": cfg, "leaderboard": self.leaderboard, "pairs": self.pairs}
+                "config": cfg, "leaderboard": self.leaderboard, "pairs": self.pairs,
+                **({} if self.precision is None else {"precision": self.precision_summary()})}
+
+    def precision_summary(self) -> dict:
+        """A precision run's target, cap, deal counts after each block and unmet pairs."""
+        return {"target_half_width": self.precision, "max_deals": self.max_deals,
+                "deals": self.deals, "deal_blocks": list(self.deal_blocks),
+                "reached": not self.unmet, "unmet": list(self.unmet)}
+
+    def precision_line(self) -> str | None:
+        """One line on a precision run: reached, or which pairs were not (None otherwise)."""
+        if self.precision is None:
+            return None
+        unit = "points per hand"
+        blocks = " -> ".join(map(str, self.deal_blocks))
+        if not self.unmet:
+            return (f"precision: every paired difference within +-{self.precision:g} {unit} "
+                    f"(95%) after {self.deals} deals per lineup (blocks {blocks})")
+        worst = ", ".join(f"{u['a']} - {u['b']} +-{u['half_width']:.3g}" for u in self.unmet)
+        return (f"precision: {len(self.unmet)} of {len(self.pairs)} paired differences not "
+                f"within +-{self.precision:g} {unit} (95%) at the cap of {self.max_deals} deals "
+                f"per lineup (blocks {blocks}): {worst}")
 
     def table(self) -> str:
         return report.format_table(self.leaderboard, self.pairs, mode=self.mode)
@@ -275,7 +309,8 @@ def _policy_keys(seed: int, lineup: int, deals: int, rotations: int) -> np.ndarr
 
 def run_tournament(agents, *, teams: int = 2, deals: int = 100, seed: int = 0,
                    mode: str = "hands", format: str = "auto", config: RulesConfig | None = None,
-                   max_game_hands: int = 40, batch_tables: int = 2048, progress: bool = True) -> TournamentResult:
+                   max_game_hands: int = 40, batch_tables: int = 2048, progress: bool = True,
+                   precision: float | None = None, max_deals: int | None = None) -> TournamentResult:
     """Play a tournament and return its records, leaderboard and paired differentials.
 
     agents: specs for make_agent ("random", "greedy", "heuristic:style=cautious",
@@ -285,6 +320,9 @@ def run_tournament(agents, *, teams: int = 2, deals: int = 100, seed: int = 0,
     seatings(lineup).
     mode: "hands" (one hand per deal) or "games" (a whole game per deal, at most
     max_game_hands hands; a game still undecided then is won by the top total).
+    precision: play deals in blocks until every paired difference's 95% half-width is at
+    most this many points per hand, or max_deals deals per lineup (default 100 x deals) are
+    played (module docstring); the result's `unmet` lists the pairs that did not get there.
     """
     if config is None:
         config = RulesConfig(num_teams=teams)
@@ -301,6 +339,17 @@ def run_tournament(agents, *, teams: int = 2, deals: int = 100, seed: int = 0,
         raise ValueError(f"batch_tables={batch_tables!r} must be an int >= 1")
     if isinstance(seed, bool) or not isinstance(seed, numbers.Integral) or seed < 0:
         raise ValueError(f"seed={seed!r} must be an int >= 0")
+    if precision is not None and (isinstance(precision, bool)
+                                  or not isinstance(precision, numbers.Real)
+                                  or not math.isfinite(precision) or precision <= 0):
+        raise ValueError(f"precision={precision!r} must be a number > 0 (a 95% half-width in "
+                         f"points per hand) or None")
+    if max_deals is not None:
+        if precision is None:
+            raise ValueError(f"max_deals={max_deals!r} caps a precision run: give precision too")
+        if isinstance(max_deals, bool) or not isinstance(max_deals, int) or max_deals < deals:
+            raise ValueError(f"max_deals={max_deals!r} must be an int >= deals ({deals})")
+    cap = None if precision is None else (100 * deals if max_deals is None else max_deals)
     if isinstance(agents, str):
         agents = split_specs(agents)
     objs = [make_agent(a, seed=seed) for a in agents]
@@ -308,18 +357,83 @@ def run_tournament(agents, *, teams: int = 2, deals: int = 100, seed: int = 0,
     T = config.num_teams
     lineups = make_lineups(len(objs), T, format)
     fmt = resolve_format(format, len(objs), T)
-    dkeys, pkeys = deal_keys(seed, deals)
-
-    # one row per table: (lineup, deal, seating), lineup-major, then deal, then seating
     seats = [seatings(lineup) for lineup in lineups]
+    H = 1 if mode == "hands" else max_game_hands
+    core = [a.core_policy() if hasattr(a, "core_policy") else None for a in objs]
+
+    first = deals * sum(len(s) for s in seats)                    # tables of the first block
+    if progress:
+        if any(c is None for c in core):
+            kernels = PYTHON_PATH_KERNELS
+        else:
+            kernels = (play_bots_batch if min(first, batch_tables) >= PARALLEL_MIN_TABLES
+                       else play_bots_range,)
+        note = compile_notice(kernels)
+        if note:
+            print(note, file=sys.stderr, flush=True)
+    bar = _progress(first, progress, f"{len(names)} agents, {T} teams")
+    parts, blocks, lo, hi = [], [], 0, deals
+    elapsed = 0.0
+    while True:
+        t0 = time.perf_counter()
+        parts.append(_play_deals(config, objs, names, core, seats, seed, lo, hi, mode, H,
+                                 batch_tables, bar))
+        elapsed += time.perf_counter() - t0
+        blocks.append(hi)
+        cols = [np.concatenate(c) for c in zip(*parts)]
+        order = np.lexsort((cols[2], cols[1], cols[0]))       # (lineup, deal, seating)
+        cols = [c[order] for c in cols]
+        records, ticks, hands = _records(mode, *cols)
+        if precision is None:
+            break
+        widest = max((_half_width(p) for p in stats.paired_differentials(records, names)),
+                     default=0.0)
+        if widest <= precision or hi >= cap:
+            break
+        lo, hi = hi, _next_deals(hi, widest, precision, cap)
+        _grow(bar, (hi - lo) * sum(len(s) for s in seats))
+    bar.close()
+
+    rows = stats.leaderboard(records, names)
+    rows.sort(key=lambda r: -r["points"])
+    pairs = stats.paired_differentials(records, names, rank=rows)   # higher-ranked agent first
+    unmet = [] if precision is None else [
+        {"a": p["a"], "b": p["b"], "half_width": _half_width(p)} for p in pairs
+        if not _half_width(p) <= precision]
+    return TournamentResult(names=names, config=config, mode=mode, format=fmt, lineups=lineups,
+                            deals=hi, seed=seed, records=records, ticks=ticks, hands=hands,
+                            leaderboard=rows, pairs=pairs, elapsed_s=elapsed, seatings=seats,
+                            hand_scores=cols[4], precision=None if precision is None
+                            else float(precision), max_deals=cap, deal_blocks=blocks,
+                            unmet=unmet)
+
+
+def _half_width(pair) -> float:
+    """The 95% half-width of a paired difference (NaN stays NaN: never within a target)."""
+    return (pair["ci_high"] - pair["ci_low"]) / 2.0
+
+
+def _next_deals(n: int, widest: float, target: float, cap: int) -> int:
+    """The deal count of the next block (module docstring: projected need, clipped)."""
+    want = math.ceil(1.1 * n * (widest / target) ** 2) if math.isfinite(widest) else 2 * n
+    return min(cap, max(n + max(1, n // 4), min(4 * n, want)))
+
+
+def _play_deals(config, objs, names, core, seats, seed, d_lo, d_hi, mode, H, batch_tables, bar):
+    """Play deals d_lo..d_hi-1 of every lineup at every seating: the raw columns (lineup,
+    deal, seating, agent at each position, scores, hands, calls, winner, ticks) in
+    (lineup, deal, seating) order; deal d's numbers depend on (seed, d) only."""
+    T = config.num_teams
+    deals = d_hi - d_lo
+    dkeys, pkeys = deal_keys(seed, d_hi)
+    # one row per table: (lineup, deal, seating), lineup-major, then deal, then seating
     lu = np.concatenate([np.full(deals * len(s), l, np.int64) for l, s in enumerate(seats)])
-    dd = np.concatenate([np.repeat(np.arange(deals), len(s)) for s in seats])
+    dd = np.concatenate([np.repeat(np.arange(d_lo, d_hi), len(s)) for s in seats])
     rr = np.concatenate([np.tile(np.arange(len(s)), deals) for s in seats])
     agent_at = np.concatenate([np.tile(np.array(s, np.int64), (deals, 1)) for s in seats])
-    pol = np.concatenate([_policy_keys(seed, l, deals, len(s)).reshape(-1)
+    pol = np.concatenate([_policy_keys(seed, l, d_hi, len(s))[d_lo:].reshape(-1)
                           for l, s in enumerate(seats)])
     M = lu.shape[0]
-    H = 1 if mode == "hands" else max_game_hands
     first_hand = (dd % 2) if mode == "hands" else np.zeros(M, np.int64)
     hkeys = hand_keys(pkeys, H)[dd]                                            # [M, H]
 
@@ -328,20 +442,7 @@ def run_tournament(agents, *, teams: int = 2, deals: int = 100, seed: int = 0,
     out_calls = np.zeros((M, H, T), np.int8)
     out_winner = np.full(M, -1, np.int64)
     out_ticks = np.zeros((M, H), np.int64)
-    core = [a.core_policy() if hasattr(a, "core_policy") else None for a in objs]
     seat_team = np.array(config.seat_team)
-
-    if progress:
-        if any(c is None for c in core):
-            kernels = PYTHON_PATH_KERNELS
-        else:
-            kernels = (play_bots_batch if min(M, batch_tables) >= PARALLEL_MIN_TABLES
-                       else play_bots_range,)
-        note = compile_notice(kernels)
-        if note:
-            print(note, file=sys.stderr, flush=True)
-    bar = _progress(M, progress, f"{len(names)} agents, {T} teams")
-    t0 = time.perf_counter()
     for lo in range(0, M, batch_tables):
         hi = min(M, lo + batch_tables)
         n = hi - lo
@@ -361,18 +462,7 @@ def run_tournament(agents, *, teams: int = 2, deals: int = 100, seed: int = 0,
         play(config, objs, names, seat_agent, kinds, knobs, pol[lo:hi].copy(), *args,
              mode == "games", *outs)
         bar.update(n)
-    bar.close()
-    elapsed = time.perf_counter() - t0
-
-    records, ticks, hands = _records(mode, lu, dd, rr, agent_at, out_scores, out_hands,
-                                     out_calls, out_winner, out_ticks)
-    rows = stats.leaderboard(records, names)
-    rows.sort(key=lambda r: -r["points"])
-    pairs = stats.paired_differentials(records, names, rank=rows)   # higher-ranked agent first
-    return TournamentResult(names=names, config=config, mode=mode, format=fmt, lineups=lineups,
-                            deals=deals, seed=seed, records=records, ticks=ticks, hands=hands,
-                            leaderboard=rows, pairs=pairs, elapsed_s=elapsed, seatings=seats,
-                            hand_scores=out_scores)
+    return lu, dd, rr, agent_at, out_scores, out_hands, out_calls, out_winner, out_ticks
 
 
 def _records(mode, lu, dd, rr, agent_at, scores, n_hands, calls, winners, ticks):
@@ -595,11 +685,22 @@ def _unique_names(names):
 
 
 class _NoBar:
+    total = 0
+
     def update(self, n):
+        pass
+
+    def refresh(self):
         pass
 
     def close(self):
         pass
+
+
+def _grow(bar, n) -> None:
+    """Add n tables to the bar's total (a precision run learns its size block by block)."""
+    bar.total += n
+    bar.refresh()
 
 
 def _progress(total, enabled, desc):

@@ -48,6 +48,28 @@ def test_hands_is_a_deprecated_name_of_deals(tmp_path, capsys):
         assert (tmp_path / "old" / name).read_bytes() == (tmp_path / "new" / name).read_bytes()
 
 
+def test_precision_plays_blocks_and_names_the_unmet_pairs(tmp_path, capsys):
+    """--precision H --max-deals N: one printed line naming the pairs that did not reach H,
+    results.json says the same, and the hands are those of --deals N."""
+    base = ["tournament", "--agents", "random,greedy,heuristic", "--teams", "2",
+            "--max-ticks", "200", "--seed", "5", "--quiet", "--no-plot"]
+    assert main(base + ["--deals", "3", "--precision", "0.01", "--max-deals", "10",
+                        "--out", str(tmp_path / "p")]) == 0
+    lines = [ln for ln in capsys.readouterr().out.splitlines() if ln.startswith("precision:")]
+    assert len(lines) == 1 and "3 of 3 paired differences not within +-0.01" in lines[0]
+    assert "at the cap of 10 deals" in lines[0] and "greedy - random" in lines[0]
+    info = json.loads((tmp_path / "p" / "results.json").read_text())["precision"]
+    assert info["target_half_width"] == 0.01 and info["deals"] == 10
+    assert info["reached"] is False and len(info["unmet"]) == 3
+    assert main(base + ["--deals", "10", "--out", str(tmp_path / "plain")]) == 0
+    assert "precision:" not in capsys.readouterr().out
+    for name in ("hands.csv", "pairs.csv", "leaderboard.csv"):
+        assert (tmp_path / "p" / name).read_bytes() == (tmp_path / "plain" / name).read_bytes()
+    assert main(base + ["--deals", "3", "--precision", "1000"]) == 0
+    (line,) = [ln for ln in capsys.readouterr().out.splitlines() if ln.startswith("precision:")]
+    assert "every paired difference within +-1000" in line and "after 3 deals" in line
+
+
 @pytest.mark.parametrize("argv, words", [
     (["tournament", "--agents", "chess"], "unknown kind"),
     (["tournament", "--rule", "colour=red"], "RulesConfig field"),
@@ -77,3 +99,10 @@ def test_play_and_game_run(capsys):
     assert main(["game", "--teams", "2", "--games", "2", "--target", "20", "--json"]) == 0
     games = json.loads(capsys.readouterr().out)
     assert len(games) == 2
+
+
+def test_tournament_help_explains_precision(capsys):
+    with pytest.raises(SystemExit):
+        main(["tournament", "--help"])
+    out = capsys.readouterr().out
+    assert "--precision H" in out and "--max-deals N" in out and "--precision 0.5" in out

@@ -102,6 +102,15 @@ BAD = [                                           # (argv, a word the message mu
     (T + ["--deals", "1"], "--deals"), (T + ["--deals", "x"], "--deals"),
     (T + ["--deals", f"{10**30}"], "--deals"), (T + ["--hands", "1"], "--hands"),
     (T + ["--hands", "3", "--deals", "4"], "old name of --deals"),
+    (T + ["--precision", "0"], "--precision"), (T + ["--precision=-0.5"], "--precision"),
+    (T + ["--precision", "x"], "--precision"), (T + ["--precision", "nan"], "--precision"),
+    (T + ["--precision", "inf"], "--precision"), (T + ["--precision"], "--precision"),
+    (T + ["--max-deals", "100"], "give --precision too"),
+    (T + ["--precision", "0.1", "--max-deals", "1"], "--max-deals"),
+    (T + ["--precision", "0.1", "--max-deals", "x"], "--max-deals"),
+    (T + ["--precision", "0.1", "--max-deals", f"{10**30}"], "--max-deals"),
+    (T + ["--precision", "0.1", "--deals", "50", "--max-deals", "20"], "below --deals 50"),
+    (T + ["--precision", "0.1", "--max-deals", "100"], "below --deals 200"),
     (T + ["--max-game-hands", "0"], "--max-game-hands"),
     (T + ["--max-game-hands", "x"], "--max-game-hands"),
     (T + ["--seed=-1"], "--seed"), (T + ["--seed", "x"], "--seed"),
@@ -136,7 +145,8 @@ def test_good_values_reach_the_tournament():
     """The stand-in is reached: the checks above do not reject everything."""
     for argv in (T, T + ["--teams", "2", "--team-sizes", "2,1", "--speeds", "1,2,1",
                          "--rule", "move_ticks=flip:2", "--rule", "stacking=false",
-                         "--agents", "random,heuristic:style=cautious,flip=20"]):
+                         "--agents", "random,heuristic:style=cautious,flip=20"],
+                 T + ["--precision", "0.05", "--max-deals", "200"], T + ["--precision", "1e-3"]):
         with pytest.raises(_Reached):
             run_cli(argv)
 

@@ -369,3 +369,103 @@ def test_compile_notice_only_without_cache_files(tmp_path, monkeypatch, capsys):
     assert tournament.kernel_cached(play_bots_range)
     run_tournament("random,greedy", teams=2, deals=2, seed=0, progress=True)
     assert tournament.COMPILE_NOTICE not in capsys.readouterr().err
+
+
+# ---------------------------------------------------------------------------- precision
+SMALL = RulesConfig(num_teams=2, max_ticks=200)
+
+
+def _half(pair):
+    return (pair["ci_high"] - pair["ci_low"]) / 2
+
+
+def _assert_same_run(a, b, tmp_path):
+    """Precision run a and plain run b: the same records, numbers and files."""
+    for key in ("lineup", "deal", "rotation", "agent", "score", "called", "win"):
+        np.testing.assert_array_equal(getattr(a.records, key), getattr(b.records, key))
+    for key in ("ticks", "hands", "hand_scores"):
+        np.testing.assert_array_equal(getattr(a, key), getattr(b, key))
+    assert a.leaderboard == b.leaderboard and a.pairs == b.pairs
+    summary = a.summary()
+    summary.pop("precision")
+    assert summary == b.summary()
+    pa, pb = a.write(tmp_path / "a", plot=False), b.write(tmp_path / "b", plot=False)
+    for x, y in zip(pa, pb):
+        if x.name != "results.json":
+            assert x.read_bytes() == y.read_bytes(), x.name
+
+
+def test_precision_run_stops_once_every_pair_is_within_the_target(tmp_path):
+    """Blocks of deals until every paired half-width is <= 4 points per hand, no further:
+    the block before did not reach it; the result is a plain run of the final deal count."""
+    agents = "random,greedy,heuristic"
+    res = run_tournament(agents, config=SMALL, deals=4, seed=3, progress=False,
+                         precision=4.0, max_deals=400)
+    assert res.unmet == [] and len(res.pairs) == 3
+    assert all(_half(p) <= 4.0 for p in res.pairs)
+    assert res.deals < 400 and len(res.deal_blocks) >= 2 and res.deal_blocks[-1] == res.deals
+    assert res.deal_blocks[0] == 4 and res.deal_blocks == sorted(set(res.deal_blocks))
+    before = run_tournament(agents, config=SMALL, deals=res.deal_blocks[-2], seed=3,
+                            progress=False)
+    assert max(_half(p) for p in before.pairs) > 4.0
+    assert res.summary()["precision"]["reached"] is True
+    assert "every paired difference within +-4" in res.precision_line()
+    plain = run_tournament(agents, config=SMALL, deals=res.deals, seed=3, progress=False)
+    assert plain.precision is None and "precision" not in plain.summary()
+    _assert_same_run(res, plain, tmp_path)
+
+
+@pytest.mark.parametrize("mode, config", [
+    ("hands", SMALL), ("games", RulesConfig(num_teams=2, max_ticks=200, target_score=40)),
+])
+def test_precision_cap_names_the_unmet_pairs(mode, config, tmp_path):
+    """A target out of reach: play stops at max_deals, every pair wider than the target is
+    named (result, results.json, the printed line), and the deals are a plain run's."""
+    res = run_tournament("random,greedy,heuristic", config=config, deals=3, seed=5,
+                         mode=mode, progress=False, precision=0.01, max_deals=10)
+    assert res.deals == 10 and res.deal_blocks[0] == 3 and res.deal_blocks[-1] == 10
+    wide = [(p["a"], p["b"]) for p in res.pairs if _half(p) > 0.01]
+    assert wide and [(u["a"], u["b"]) for u in res.unmet] == wide
+    assert all(u["half_width"] == _half(p) for u, p in zip(res.unmet, res.pairs))
+    info = res.summary()["precision"]
+    assert info["reached"] is False and info["max_deals"] == 10 and len(info["unmet"]) == 3
+    line = res.precision_line()
+    assert "at the cap of 10 deals" in line and all(f"{a} - {b}" in line for a, b in wide)
+    plain = run_tournament("random,greedy,heuristic", config=config, deals=10, seed=5,
+                           mode=mode, progress=False)
+    _assert_same_run(res, plain, tmp_path)
+    middle = sorted(_half(p) for p in plain.pairs)[1]      # a target between the pairs
+    res = run_tournament("random,greedy,heuristic", config=config, deals=3, seed=5,
+                         mode=mode, progress=False, precision=middle, max_deals=10)
+    assert res.deals == 10 and res.pairs == plain.pairs
+    assert [(u["a"], u["b"]) for u in res.unmet] == [
+        (p["a"], p["b"]) for p in plain.pairs if _half(p) > middle] != []
+    assert len(res.unmet) == 1
+
+
+def test_precision_default_cap_and_block_sizes():
+    from agents.tournament import _next_deals
+
+    res = run_tournament("random,greedy", config=SMALL, deals=2, seed=1, progress=False,
+                         precision=1e-6)
+    assert res.deals == res.max_deals == 200 and len(res.unmet) == 1
+    assert _next_deals(100, 2.0, 1.0, 10**6) == 400            # need 440: at most 4x
+    assert _next_deals(100, 1.01, 1.0, 10**6) == 125            # need 113: at least +1/4
+    assert _next_deals(100, 1.5, 1.0, 10**6) == 248             # ceil(1.1 * 100 * 2.25)
+    assert _next_deals(100, 2.0, 1.0, 150) == 150               # never past the cap
+    assert _next_deals(2, float("nan"), 1.0, 100) == 4
+
+
+@pytest.mark.parametrize("kw, words", [
+    ({"precision": 0}, "precision=0 must be a number > 0"),
+    ({"precision": -1.0}, "precision=-1.0"), ({"precision": float("nan")}, "precision=nan"),
+    ({"precision": float("inf")}, "precision=inf"), ({"precision": True}, "precision=True"),
+    ({"precision": "0.1"}, "precision='0.1'"),
+    ({"max_deals": 10}, "give precision too"),
+    ({"precision": 1.0, "max_deals": 3}, r"max_deals=3 must be an int >= deals \(4\)"),
+    ({"precision": 1.0, "max_deals": 8.0}, "max_deals=8.0"),
+    ({"precision": 1.0, "max_deals": True}, "max_deals=True"),
+])
+def test_bad_precision_arguments_are_value_errors(kw, words):
+    with pytest.raises(ValueError, match=words):
+        run_tournament(["random", "greedy"], progress=False, config=SMALL, deals=4, **kw)
