@@ -70,6 +70,8 @@ from typing import Any
 
 import numpy as np
 
+from .ratings import fit_ratings
+
 __all__ = [
     "LEADERBOARD_FIELDS",
     "PAIR_FIELDS",
@@ -366,12 +368,6 @@ def _ci_over(col: np.ndarray) -> tuple[float, float, int]:
 
 
 def _fit_ratings(records: HandRecords, n: int, bootstrap: int, seed: int) -> dict | None:
-    try:
-        from .ratings import fit_ratings
-    except ModuleNotFoundError as exc:  # agents/ratings.py lands separately (issue 11, item 3)
-        if exc.name not in ("agents.ratings", f"{__package__}.ratings"):
-            raise
-        return None
     if len(records) == 0 or records.num_teams < 2:
         return None
     return fit_ratings(records, n, bootstrap=bootstrap, seed=seed)

@@ -18,11 +18,11 @@ Measures, in one run on this machine:
   ParallelEnv builds them, over constant preallocated observations and masks),
   both driven by the same random-legal sampling from the observations' action_mask, in 40
   paired slices of seconds / 10 each (back to back, alternating which env goes first); their
-  ratio (issue 10 target: >= 0.50, with plain code) as the median of the 40 paired ratios, with quartiles and
+  ratio (target: >= 0.50) as the median of the 40 paired ratios, with quartiles and
   the pooled ratio (mean rate over mean rate);
 - vec_env: learner env-steps/s of the SB3 NertzVecEnv, 4 teams, num_envs = 1024 (256 with
   --quick), learner actions drawn in numpy from action_masks(), opponents random-legal inside
-  numba (issue 3 target: 300,000). Env time only (action_masks() + step()); the numpy draw
+  numba (target: 300,000). Env time only (action_masks() + step()); the numpy draw
   of the actions is timed apart and reported as its own rate;
 - threading: the same vector-env step (NertzGymVectorEnv: the same kernels without SB3, so
   without torch; env time only) in fresh processes, with and without `import torch` first,
@@ -390,9 +390,9 @@ def main(argv=None) -> dict:
         q1, q3 = result["parallel_env_ratio_iqr"]
         print(f"ratio nertz_v0 / do-nothing ParallelEnv: {result['parallel_env_ratio']:.2f} "
               f"(median of {len(ratios)} paired slices, quartiles {q1:.2f} - {q3:.2f}; pooled "
-              f"{result['parallel_env_ratio_pooled']:.2f}; issue 10 target: >= 0.50)")
+              f"{result['parallel_env_ratio_pooled']:.2f}; target: >= 0.50)")
     if "vec_env_sps" in result:
-        print("SB3 NertzVecEnv target (issue 3): 300,000 learner env-steps/s at B = 1024")
+        print("SB3 NertzVecEnv target: 300,000 learner env-steps/s at B = 1024")
     print(json.dumps(result))
     return result
 

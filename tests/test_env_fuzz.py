@@ -1,4 +1,4 @@
-"""Fuzzing every environment entry point with malformed input (issue 10): the ParallelEnv, the
+"""Fuzzing every environment entry point with malformed input: the ParallelEnv, the
 AEC forms (nertz_v0.env / raw_env), NertzGymEnv, NertzVecEnv (SB3) and NertzGymVectorEnv, on
 their constructors, reset (seeds, options), step / step_async (actions of every wrong type,
 shape and range, unknown agents) and seed / set_options.

@@ -1,4 +1,4 @@
-"""The fast paths of issue 3 give the results of the checked, separate ones:
+"""The fast paths give the results of the checked, separate ones:
 Engine.step_observe (one fused numba call, optionally trusting the caller's validated actions)
 against step + hand_scores + observe; the PettingZoo env's common-case action path against
 its general one, and its fresh output arrays; the vector envs' fused step-and-observe kernel
@@ -223,7 +223,7 @@ def test_parallel_env_never_rewrites_what_it_returned(episode):
 
 
 def test_no_refcount_recycling_nor_private_numba_api():
-    """Issue 10: nothing in the package depends on CPython reference counts (getrefcount,
+    """Nothing in the package depends on CPython reference counts (getrefcount,
     ctypes views over buffers) or on numba's private dispatcher API (overloads, typeof_pyval,
     entry_point)."""
     banned_attrs = {"overloads", "typeof_pyval", "entry_point", "getrefcount", "ctypeslib"}

@@ -210,7 +210,7 @@ def test_render_modes(capsys):
 
 
 # --------------------------------------------------------------------------------------------
-# whole games, reward="win", snapshots, frozen-policy opponents, rgb_array (issue 3)
+# whole games, reward="win", snapshots, frozen-policy opponents, rgb_array
 # --------------------------------------------------------------------------------------------
 
 GAME = dict(num_teams=4, episode="game", target_score=30, max_ticks=200)
@@ -404,7 +404,7 @@ def test_info_hand_scores_follow_the_table_every_step_of_a_game():
 
 
 # --------------------------------------------------------------------------------------------
-# bad input: checked before anything moves (issue 10)
+# bad input: checked before anything moves
 # --------------------------------------------------------------------------------------------
 
 

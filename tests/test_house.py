@@ -1,4 +1,4 @@
-"""The house (issue 10): the layers point one way and the public names stay where users find
+"""The house: the layers point one way and the public names stay where users find
 them. nertz_env (rules, then envs) never imports the top-level agents package; the envs live
 in nertz_env/envs/ while `from nertz_env import nertz_v0` and the registered ids keep working;
 the action numbering is defined once (nertz_env/core/codec.py)."""

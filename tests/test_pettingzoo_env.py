@@ -441,7 +441,7 @@ def test_in_play_step_returns_what_the_helpers_build(kw):
 
 
 # --------------------------------------------------------------------------------------------
-# every entry point checks before it changes anything (issue 10)
+# every entry point checks before it changes anything
 # --------------------------------------------------------------------------------------------
 
 

@@ -484,7 +484,7 @@ def check_state_arrays(eng: Engine) -> None:
     conservation, pile shapes, lake_own / lake_next bookkeeping, scores."""
     eng.check_invariants()                           # core/invariants.py agrees
     s, cfg = eng.state, eng.config
-    B, T, R = eng.n_tables, cfg.num_teams, cfg.river_size
+    B, T = eng.n_tables, cfg.num_teams
     P = 4 * T
     nn, rn, sn, wn = (s.nertz_n.astype(int), s.river_n.astype(int), s.stream_n.astype(int),
                       s.waste_n.astype(int))

@@ -1,12 +1,9 @@
 """Tests of agents/stats.py (tournament statistics) and agents/report.py (their tables and files)."""
 
 import csv
-import importlib.util
 import itertools
 import json
 import math
-import sys
-import types
 
 import numpy as np
 import pytest
@@ -30,25 +27,6 @@ from agents.stats import (
     t_quantile_975,
     unit_means,
 )
-
-HAVE_RATINGS = importlib.util.find_spec("agents.ratings") is not None
-
-
-def _stub_fit_ratings(records, num_agents, *, bootstrap=200, seed=0):
-    """Stand-in for agents/ratings.py (written separately): mean win share, centred."""
-    w = deal_means(records, num_agents, records.win)
-    r = np.nanmean(w, axis=0)
-    r = r - np.nanmean(r)
-    return {"rating": r, "ci_low": r - 0.1, "ci_high": r + 0.1,
-            "order": list(np.argsort(-r, kind="stable"))}
-
-
-@pytest.fixture(autouse=True)
-def _ratings(monkeypatch):
-    if not HAVE_RATINGS:
-        stub = types.ModuleType("agents.ratings")
-        stub.fit_ratings = _stub_fit_ratings
-        monkeypatch.setitem(sys.modules, "agents.ratings", stub)
 
 
 # --------------------------------------------------------------------------

@@ -1,5 +1,5 @@
 """MaskablePPO against random-legal opponents on the batched vector env, then an evaluation of
-the trained learner against a random-legal learner (issue 3: "the learner's mean hand score
+the trained learner against a random-legal learner ("the learner's mean hand score
 rising above the random policy's against random opponents").
 
 One file, read top to bottom (CleanRL style): arguments, environment, training (MaskablePPO

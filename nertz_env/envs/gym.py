@@ -6,7 +6,7 @@ Nertz (Nerts, Pounce) is a real-time multiplayer "competitive solitaire" (shared
 This environment gives one seat of one table, the *learner* (`learner_seat`, default 0), to
 the agent; every other seat is played inside `step` by `opponents`: uniformly random legal
 moves by default, objects with the agent interface `act(observation, action_mask) -> int`
-(issue 4), or frozen stable-baselines3 / sb3-contrib models (`FrozenPolicy`). Real time is discrete speed ticks (R20-R22): one `step` is one tick, in which
+or frozen stable-baselines3 / sb3-contrib models (`FrozenPolicy`). Real time is discrete speed ticks (R20-R22): one `step` is one tick, in which
 the learner and every opponent choose a move and the engine resolves them together in a
 seeded priority order. The engine behind it is the batched numba core with one table
 (`Engine(config, n_tables=1)`); `nertz_env.envs.vector.NertzVecEnv` is the same game for many

@@ -1,7 +1,7 @@
 """Opponents of the single-agent environment (`NertzGymEnv(opponents=...)`).
 
-An opponent is anything with the agent interface `act(observation, action_mask) -> int`
-(issue 4), a plain callable with that signature, or a trained stable-baselines3 /
+An opponent is anything with the agent interface `act(observation, action_mask) -> int`,
+a plain callable with that signature, or a trained stable-baselines3 /
 sb3-contrib model (anything with `predict`), wrapped here in `FrozenPolicy` (whose
 `on_illegal` says what an illegal prediction does: "raise" by default, "wait" or "pass").
 """
