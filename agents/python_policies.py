@@ -29,7 +29,7 @@ import operator
 
 import numpy as np
 
-from nertz_env.actions import N_ACTIONS, WAIT, decode
+from nertz_env.actions import BUILD0, N_ACTIONS, WAIT, decode
 from nertz_env.layout import COL_CAP, MAX_RIVER, SRC_NERTZ, SRC_RIVER0, SRC_WASTE
 
 KNOB_NAMES = ("lake_nertz", "lake_stream", "lake_river", "empty_bonus", "nertz_river",
@@ -38,6 +38,11 @@ KNOB_NAMES = ("lake_nertz", "lake_stream", "lake_river", "empty_bonus", "nertz_r
 
 # --- action numbering: nertz_env/actions.py (its docstring has the table) -----------------
 N_COLUMNS = MAX_RIVER  # River columns in the numbering (a 4-column River leaves column 4 empty)
+
+
+def _build_id(src, c):
+    """nertz>riverC (src 0) or waste>riverC (src 1): BUILD0 + 5 * src + C."""
+    return BUILD0 + N_COLUMNS * src + c
 
 # --- observation layout (nertz_env/core/observe.py docstring) ----------------------------
 OBS_DIM = 791
@@ -48,7 +53,7 @@ OFF_RIVER = 15       # 5 columns x 13 depths x card, bottom first; zeros = empty
 
 NEVER_SCORE = -10 ** 9   # the score of an illegal action
 CALL_SCORE = 10000
-WITHHOLD_USEFUL, WITHHOLD_NEVER = 1, 2
+WITHHOLD_USEFUL, WITHHOLD_NEVER, WITHHOLD_KEEP = 1, 2, 3
 
 
 # --- cards ---------------------------------------------------------------------------------
@@ -79,7 +84,8 @@ def _in_run(card, bottom, length):
 class _View:
     """What the bot looks at, decoded from one seat's observation."""
 
-    def __init__(self, obs):
+    def __init__(self, obs, mask):
+        self.mask = mask
         self.N = _card_at(obs, OFF_NERTZ)
         self.W = _card_at(obs, OFF_WASTE)
         self.columns = []
@@ -110,6 +116,10 @@ class _View:
         """useful(W): N and W exist and N fits on W."""
         return self.N is not None and self.W is not None and fits(self.N, self.W)
 
+    def waste_to_river(self):
+        """Some waste>riverC move is legal now (the action mask)."""
+        return any(self.mask[_build_id(SRC_WASTE, c)] for c in range(N_COLUMNS))
+
 
 # --- the score table ----------------------------------------------------------------------
 def _waste_lake_score(v, k):
@@ -117,6 +127,8 @@ def _waste_lake_score(v, k):
         return k["lake_stream"]
     ws = k["withhold_stream"]
     if ws == WITHHOLD_NEVER or (ws == WITHHOLD_USEFUL and v.useful_w()):
+        return 1
+    if ws == WITHHOLD_KEEP and v.useful_w() and v.waste_to_river():
         return 1
     return k["lake_stream"]
 
@@ -227,7 +239,7 @@ def action_scores(observation, action_mask, knobs) -> np.ndarray:
     """int64 [322]: the spec's score of every legal action; illegal ones get NEVER_SCORE.
     Wait is always legal and scores 0."""
     obs, mask, k = _check(observation, action_mask, knobs)
-    view = _View(obs)
+    view = _View(obs, mask)
     scores = np.full(N_ACTIONS, NEVER_SCORE, dtype=np.int64)
     for action in np.flatnonzero(mask):
         scores[action] = _score(view, k, int(action))

@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from .core.policies import (N_KNOBS, POLICY_RANDOM, POLICY_SCORED, WITHHOLD_ALWAYS,
-                            WITHHOLD_NEVER, WITHHOLD_WHEN_USEFUL)
+                            WITHHOLD_KEEP, WITHHOLD_NEVER, WITHHOLD_WHEN_USEFUL)
 
 KNOB_NAMES = ("lake_nertz", "lake_stream", "lake_river", "empty_bonus", "nertz_river",
               "waste_river", "waste_river_useful", "shift_empty", "shift_expose", "flip",
@@ -27,7 +27,7 @@ STYLES = {
 }
 HEURISTIC_STYLES = tuple(s for s in STYLES if s != "greedy")
 WITHHOLD_STREAM = {"always": WITHHOLD_ALWAYS, "when-useful": WITHHOLD_WHEN_USEFUL,
-                   "never": WITHHOLD_NEVER}
+                   "never": WITHHOLD_NEVER, "keep": WITHHOLD_KEEP}
 CORE_KINDS = ("random", "greedy", "heuristic")
 KNOB_LIMIT = 1_000_000          # knob values are scores; far beyond any sensible weight
 
@@ -48,10 +48,12 @@ def knob_vector(style: str = "balanced", **overrides) -> np.ndarray:
                 raise TypeError
             v = int(value)
         except (TypeError, ValueError):
-            allowed = "always, when-useful, never or 0/1/2" if key == "withhold_stream" else "an integer"
+            allowed = ("always, when-useful, never, keep or 0/1/2/3" if key == "withhold_stream"
+                       else "an integer")
             raise ValueError(f"knob {key}={value!r} must be {allowed}") from None
-        if key == "withhold_stream" and v not in (0, 1, 2):
-            raise ValueError(f"knob withhold_stream={value!r} must be always, when-useful, never or 0/1/2")
+        if key == "withhold_stream" and v not in (0, 1, 2, 3):
+            raise ValueError(f"knob withhold_stream={value!r} must be always, when-useful, "
+                             "never, keep or 0/1/2/3")
         if key == "withhold_river" and v not in (0, 1):
             raise ValueError(f"knob withhold_river={value!r} must be 0 or 1")
         if not -KNOB_LIMIT <= v <= KNOB_LIMIT:

@@ -30,7 +30,7 @@ def _knob_rows(rng, n):
     rows = [np.array(v, np.int64) for v in STYLES.values()]
     while len(rows) < n:
         k = rng.integers(-3, 60, size=N_KNOBS)
-        k[10] = rng.integers(0, 3)
+        k[10] = rng.integers(0, 4)
         k[11] = rng.integers(0, 2)
         rows.append(k)
     return rows[:n]
@@ -217,6 +217,7 @@ def test_knob_vector_styles_and_overrides():
     with pytest.raises(ValueError, match="style"):
         knob_vector("nope")
     assert knob_vector("balanced", withhold_stream="never")[10] == 2
+    assert knob_vector("balanced", withhold_stream="keep")[10] == 3
 
 
 def test_agent_interface_batch_default():

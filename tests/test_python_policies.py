@@ -166,6 +166,24 @@ def test_waste_to_lake_and_withhold_stream(withhold, useful):
     assert p.choice(knobs(withhold_stream=withhold, flip=-1)) == "waste>lake"
 
 
+@pytest.mark.parametrize("river_takes_w", [True, False])
+@pytest.mark.parametrize("useful", [True, False])
+def test_withhold_stream_keep_keeps_only_a_card_the_river_can_take(useful, river_takes_w):
+    # W = 6S: Lake (spades to 5) and, when column 0 is 7H, River. N = 5H fits on 6S (useful).
+    river = [["7H" if river_takes_w else "KH"], ["KD"], ["QH"], ["QD"]]
+    p = Position(["KC", "5H" if useful else "5C"], river=river, stream=["6S"], waste=1,
+                 lake=[SPADES_TO_5])
+    assert p.legal() == {"flip", "waste>lake", "wait"} | ({"waste>river0"} if river_takes_w else set())
+    keep = knobs(withhold_stream=3)
+    kept = useful and river_takes_w
+    assert p.score(keep, "waste>lake") == (1 if kept else 70)
+    # kept: onto the River (N follows it); not placeable: to the Lake, never under a Flip
+    assert p.choice(keep) == ("waste>river0" if kept else "waste>lake")
+    # when-useful keeps a useful card even when the River cannot take it: the Flip buries it
+    if useful and not river_takes_w:
+        assert p.choice(knobs(withhold_stream=1)) == "flip"
+
+
 def test_river_to_lake_empty_bonus():
     # column 0: 6C 5H (5H -> hearts pile), column 1: 7S alone (-> spades pile, empties it)
     lake = [SPADES_TO_5 + ["6S@1"], ["AH@1", "2H@1", "3H@1", "4H@1"]]

@@ -21,9 +21,9 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from ..layout import NO_CARD, SRC_NERTZ, SRC_RIVER0, SRC_WASTE
+from ..layout import MAX_RIVER, NO_CARD, SRC_NERTZ, SRC_RIVER0, SRC_WASTE
 from .codec import (KIND_BUILD, KIND_CALL, KIND_FLIP, KIND_LAKE, KIND_SHIFT, KIND_WAIT,
-                    N_ACTIONS, WAIT, decode)
+                    N_ACTIONS, WAIT, build_id, decode)
 from .rules import can_build_on, random_below, rank, suit
 
 POLICY_RANDOM, POLICY_SCORED, POLICY_EXTERNAL = 0, 1, 2
@@ -33,7 +33,7 @@ POLICY_RANDOM, POLICY_SCORED, POLICY_EXTERNAL = 0, 1, 2
  KN_WASTE_RIVER_USEFUL, KN_SHIFT_EMPTY, KN_SHIFT_EXPOSE, KN_FLIP, KN_WITHHOLD_STREAM,
  KN_WITHHOLD_RIVER) = range(12)
 N_KNOBS = 12
-WITHHOLD_ALWAYS, WITHHOLD_WHEN_USEFUL, WITHHOLD_NEVER = 0, 1, 2
+WITHHOLD_ALWAYS, WITHHOLD_WHEN_USEFUL, WITHHOLD_NEVER, WITHHOLD_KEEP = 0, 1, 2, 3
 CALL_SCORE = 10000
 WITHHELD_SCORE = 1      # just above Wait: played only when nothing else scores higher
 NEVER_SCORE = -1        # below Wait: never played
@@ -64,28 +64,32 @@ def in_run(card, bottom, length):
 
 
 @njit(cache=True, error_model="numpy", inline="always")
-def stream_withheld(nertz_top, waste_top, withhold):
-    """withhold_stream: keep the Stream card off the Lake (never, or when it can take N)."""
+def stream_withheld(nertz_top, waste_top, withhold, waste_to_river):
+    """withhold_stream: keep the Stream card off the Lake (never; when it can take N; or when
+    it can take N and a waste>river move is legal now, so a kept card is never buried)."""
     if withhold == WITHHOLD_NEVER:
         return True
-    if withhold == WITHHOLD_WHEN_USEFUL:
-        return nertz_top != NO_CARD and waste_top != NO_CARD and can_build_on(nertz_top, waste_top)
+    if withhold == WITHHOLD_WHEN_USEFUL or withhold == WITHHOLD_KEEP:
+        useful = (nertz_top != NO_CARD and waste_top != NO_CARD
+                  and can_build_on(nertz_top, waste_top))
+        return useful and (withhold == WITHHOLD_WHEN_USEFUL or waste_to_river)
     return False
 
 
 @njit(cache=True, error_model="numpy", inline="always")
-def waste_lake_score(n_top, w_top, k_lake_stream, withhold):
+def waste_lake_score(n_top, w_top, k_lake_stream, withhold, waste_to_river):
     if k_lake_stream <= NEVER_SCORE:
         return k_lake_stream
-    if stream_withheld(n_top, w_top, withhold):
+    if stream_withheld(n_top, w_top, withhold, waste_to_river):
         return WITHHELD_SCORE
     return k_lake_stream
 
 
 @njit(cache=True, error_model="numpy", inline="always")
-def action_score(a, avail, river, river_n, e, t, knobs, s):
+def action_score(a, avail, river, river_n, e, t, knobs, s, waste_to_river):
     """docs/heuristics.md's score of legal action a for seat s of team t (knobs[e, s]).
-    A knob <= -1 ("never") is the score itself, without bonuses or the withheld score."""
+    A knob <= -1 ("never") is the score itself, without bonuses or the withheld score.
+    waste_to_river: some waste>riverC move is legal for the seat now (withhold_stream keep)."""
     n_top = avail[e, t, SRC_NERTZ]
     w_top = avail[e, t, SRC_WASTE]
     kd, src, dst, i, length = decode(a)
@@ -100,7 +104,7 @@ def action_score(a, avail, river, river_n, e, t, knobs, s):
             return knobs[e, s, KN_LAKE_NERTZ]
         if src == SRC_WASTE:
             return waste_lake_score(n_top, w_top, knobs[e, s, KN_LAKE_STREAM],
-                                    knobs[e, s, KN_WITHHOLD_STREAM])
+                                    knobs[e, s, KN_WITHHOLD_STREAM], waste_to_river)
         k = knobs[e, s, KN_LAKE_RIVER]
         if k <= NEVER_SCORE:
             return k
@@ -139,7 +143,7 @@ def action_score(a, avail, river, river_n, e, t, knobs, s):
         return k
     if in_run(w_top, bottom, length) and waste_lake_score(
             n_top, w_top, knobs[e, s, KN_LAKE_STREAM],
-            knobs[e, s, KN_WITHHOLD_STREAM]) == WITHHELD_SCORE:
+            knobs[e, s, KN_WITHHOLD_STREAM], waste_to_river) == WITHHELD_SCORE:
         return WITHHELD_SCORE
     return k + length
 
@@ -149,9 +153,13 @@ def pick_scored(masks, avail, river, river_n, e, s, t, knobs):
     """The best-scoring legal action of seat s (team t), ties to the lowest id."""
     best = -(1 << 62)
     best_a = WAIT
+    waste_to_river = False
+    for c in range(MAX_RIVER):
+        if masks[e, s, build_id(SRC_WASTE, c)] != 0:
+            waste_to_river = True
     for a in range(N_ACTIONS):
         if masks[e, s, a] != 0:
-            sc = action_score(a, avail, river, river_n, e, t, knobs, s)
+            sc = action_score(a, avail, river, river_n, e, t, knobs, s, waste_to_river)
             if sc > best:
                 best = sc
                 best_a = a
