@@ -5,6 +5,9 @@
     nertz game --teams 3 --seed 1                whole games to target_score (R30)
     nertz tournament                             the shipped bots, duplicate deals, a
                                                  leaderboard (agents/tournament.py)
+    nertz experiment spec.toml                   a treatment against a baseline over a grid
+                                                 of tables, effects with 95% CIs and Holm
+                                                 verdicts (agents/experiment.py)
 """
 from __future__ import annotations
 
@@ -265,6 +268,75 @@ def cmd_tournament(args) -> int:
     return 0
 
 
+def _csv_list(option: str, text: str, kind=str) -> list:
+    out = []
+    for part in filter(None, (x.strip() for x in text.split(","))):
+        try:
+            out.append(kind(part))
+        except ValueError:
+            raise ValueError(f"{option} {text!r}: {part!r} is not an integer") from None
+    if not out:
+        raise ValueError(f"{option} {text!r}: give at least one value")
+    return out
+
+
+def cmd_experiment(args) -> int:
+    from .experiment import load_spec, main_table, run_experiment, spec_from_dict
+    from .registry import split_specs
+
+    over = {"name": args.name, "seed": args.seed, "deals": args.deals,
+            "precision": args.precision, "max_deals": args.max_deals,
+            "baseline": args.baseline, "max_game_hands": args.max_game_hands}
+    if args.treatment:
+        treatments = {}
+        for item in args.treatment:
+            name, eq, spec = item.partition("=")
+            if eq and name.strip().replace("-", "_").isidentifier() and ":" not in name:
+                treatments[name.strip()] = spec.strip()
+            else:
+                treatments[item.strip()] = item.strip()
+        over["treatments"] = treatments
+    if args.opponents:
+        over["opponents"] = [o if "+" not in o else o.split("+")
+                             for item in args.opponents for o in split_specs(item)]
+    if args.teams:
+        over["teams"] = _csv_list("--teams", args.teams, int)
+    if args.speeds:
+        over["speeds"] = list(args.speeds)
+    if args.modes:
+        over["modes"] = _csv_list("--modes", args.modes)
+    if args.outcomes:
+        over["outcomes"] = _csv_list("--outcomes", args.outcomes)
+    if args.rule:
+        over["rules"] = {"custom": _rules(args.rule)}
+    if args.spec:
+        spec = load_spec(args.spec, **over)
+    else:
+        if args.baseline is None or not args.treatment:
+            raise ValueError("name a spec file, or at least --treatment and --baseline "
+                             "(see 'nertz experiment --help')")
+        spec = spec_from_dict({k: v for k, v in over.items() if v is not None},
+                              where="nertz experiment")
+    if args.out:
+        try:
+            Path(args.out).mkdir(parents=True, exist_ok=True)
+        except OSError as err:
+            raise ValueError(f"--out {args.out!r}: cannot create that folder "
+                             f"({err.strerror or err})") from None
+    res = run_experiment(spec, progress=not args.quiet)
+    cells = len(res.cells)
+    hands = sum(c["hands"] for c in res.cells)
+    print(f"experiment {spec.name!r}: {len(spec.treatments)} treatment(s) against "
+          f"{spec.baseline!r}, {cells} cell(s), {hands} hands, seed {spec.seed}")
+    print(main_table(res))
+    print(f"\nplayed in {res.elapsed_s:.1f} s ({hands / max(res.elapsed_s, 1e-9):,.0f} hands/s, "
+          "including any numba compile)")
+    if args.out:
+        paths = res.write(args.out, plot=not args.no_plot)
+        print("wrote " + ", ".join(str(p) for p in paths))
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     ap = _Parser(
         prog="nertz",
@@ -272,7 +344,9 @@ def build_parser() -> argparse.ArgumentParser:
                     "ids R1-R31; decisions: docs/engine_contract.md.",
         epilog="examples:\n  nertz play --teams 4 --every 50\n  nertz game --teams 3 --games 5\n"
                "  nertz tournament --agents random,greedy,heuristic --deals 200 --teams 2 "
-               "--seed 7 --out runs/t1\n\nrun 'nertz COMMAND --help' for each command's options",
+               "--seed 7 --out runs/t1\n"
+               "  nertz experiment --treatment heuristic:withhold_stream=keep --baseline "
+               "heuristic:withhold_stream=always --teams 2,4\n\nrun 'nertz COMMAND --help' for each command's options",
         formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = ap.add_subparsers(dest="command", metavar="COMMAND")
     p = sub.add_parser("play", help="deal one hand and play it with random legal moves",
@@ -361,6 +435,68 @@ def build_parser() -> argparse.ArgumentParser:
                         "first compiles the kernels, about a minute on 2 cores; without "
                         "--quiet a line on stderr says so)")
     t.set_defaults(func=cmd_tournament)
+
+    x = sub.add_parser(
+        "experiment", help="a strategy question: a treatment against a baseline, with CIs",
+        description="Answer a strategy question with evidence: the treatment agent takes the "
+                    "place of the baseline agent, on the same duplicate deals with the same "
+                    "opponents, in every cell of a grid (opponents x --teams x --speeds x "
+                    "rules x --modes). The unit is the deal: every effect is the mean over "
+                    "deals of (treatment - baseline) with a 95%% interval; 'relative %%' is "
+                    "the effect as a share of the baseline's points (or wins); Holm verdicts "
+                    "cover every row. --out writes effects.csv, experiment.json and "
+                    "forest.png; same spec and seed, same files. A spec file (TOML) holds the "
+                    "same keys as the options (agents/experiment.py shows one); options given "
+                    "on the command line replace the file's.",
+        epilog="examples:\n"
+               "  nertz experiment --treatment keep=heuristic:withhold_stream=keep "
+               "--baseline heuristic:withhold_stream=always --teams 2,4 --deals 2000\n"
+               "  nertz experiment docs/experiments/withholding.toml --out runs/w\n"
+               "  nertz experiment --treatment heuristic --baseline greedy --opponents half "
+               "--opponents random --speeds even --speeds mixed --modes hands,games\n\n"
+               "opponents: 'baseline' (the treatment as one seat among baseline bots), an "
+               "agent spec or specs joined by '+' (one seat among those bots), 'half' "
+               "(treatment and baseline alternate round the table).\n"
+               "speeds: 'even' (every seat moves every tick), 'mixed' (seats alternate "
+               "periods 1 and 2, R21) or one period per seat, e.g. 1,2,1,3.",
+        formatter_class=argparse.RawDescriptionHelpFormatter)
+    x.add_argument("spec", nargs="?", default=None, metavar="SPEC.toml",
+                   help="an experiment spec file (optional when --treatment and --baseline "
+                        "are given)")
+    x.add_argument("--treatment", action="append", default=[], metavar="[NAME=]SPEC",
+                   help="an agent spec to test, repeatable (NAME= labels it)")
+    x.add_argument("--baseline", default=None, metavar="SPEC",
+                   help="the agent spec the treatments replace")
+    x.add_argument("--opponents", action="append", default=[], metavar="WHO",
+                   help="repeatable: baseline (default), half, or agent specs (A+B mixes)")
+    x.add_argument("--teams", default="", metavar="2,3,..",
+                   help="table sizes, comma separated (default 2)")
+    x.add_argument("--speeds", action="append", default=[], metavar="MIX",
+                   help="repeatable: even (default), mixed, or P1,P2,... per seat")
+    x.add_argument("--rule", action="append", default=[], metavar="FIELD=VALUE",
+                   help="a RulesConfig field for every table, repeatable (a spec file can "
+                        "name several rules variants)")
+    x.add_argument("--modes", default="", metavar="hands,games",
+                   help="hands (a deal is one hand; default) and/or games (a whole game to "
+                        "target_score)")
+    x.add_argument("--outcomes", default="", metavar="points,relative,win",
+                   help="outcomes to report, the first is the headline (default all three)")
+    x.add_argument("--deals", type=_int_at_least(2, MAX_DEALS, "intervals need 2 deals"),
+                   default=None, metavar="N", help="deals per cell (default 1000)")
+    x.add_argument("--precision", type=_positive_float, default=None, metavar="H",
+                   help="play on until every headline effect's 95%% half-width is <= H (or "
+                        "--max-deals)")
+    x.add_argument("--max-deals", type=_int_at_least(2, MAX_DEALS), default=None, metavar="N",
+                   help="with --precision: at most N deals per cell (default 100 x --deals)")
+    x.add_argument("--max-game-hands", type=_int_at_least(1, MAX_GAME_HANDS), default=None,
+                   help="games mode: stop a game after this many hands (default 40)")
+    x.add_argument("--seed", type=_int_at_least(0), default=None,
+                   help="seed of the deals, an int >= 0 (default 0)")
+    x.add_argument("--name", default=None, help="a label for the report and plot")
+    x.add_argument("--out", default="", metavar="DIR", help="write the result files here")
+    x.add_argument("--no-plot", action="store_true", help="skip forest.png")
+    x.add_argument("--quiet", action="store_true", help="no progress bar")
+    x.set_defaults(func=cmd_experiment)
     return ap
 
 

@@ -47,6 +47,9 @@ def _render(header: Sequence[str], body: list[list[str]], left: int) -> list[str
     return out
 
 
+render_rows = _render   # a plain-text table: header, rows of cells, left-aligned columns
+
+
 _MODE_UNITS = {"hands": ("hand", "hands"), "games": ("game", "games")}
 
 

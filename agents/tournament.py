@@ -302,7 +302,7 @@ def deal_keys(seed: int, deals: int) -> tuple:
     return keys[:, 0].copy(), keys[:, 1].copy()
 
 
-def _policy_keys(seed: int, lineup: int, deals: int, rotations: int) -> np.ndarray:
+def policy_keys(seed: int, lineup: int, deals: int, rotations: int) -> np.ndarray:
     g = np.random.default_rng(np.random.SeedSequence([int(seed), 1, int(lineup)]))
     return g.integers(0, 2**63, size=(deals, rotations), dtype=np.uint64)
 
@@ -371,35 +371,35 @@ def run_tournament(agents, *, teams: int = 2, deals: int = 100, seed: int = 0,
         note = compile_notice(kernels)
         if note:
             print(note, file=sys.stderr, flush=True)
-    bar = _progress(first, progress, f"{len(names)} agents, {T} teams")
+    bar = progress_bar(first, progress, f"{len(names)} agents, {T} teams")
     parts, blocks, lo, hi = [], [], 0, deals
     elapsed = 0.0
     while True:
         t0 = time.perf_counter()
-        parts.append(_play_deals(config, objs, names, core, seats, seed, lo, hi, mode, H,
+        parts.append(play_deals(config, objs, names, core, seats, seed, lo, hi, mode, H,
                                  batch_tables, bar))
         elapsed += time.perf_counter() - t0
         blocks.append(hi)
         cols = [np.concatenate(c) for c in zip(*parts)]
         order = np.lexsort((cols[2], cols[1], cols[0]))       # (lineup, deal, seating)
         cols = [c[order] for c in cols]
-        records, ticks, hands = _records(mode, *cols)
+        records, ticks, hands = hand_records(mode, *cols)
         if precision is None:
             break
-        widest = max((_half_width(p) for p in stats.paired_differentials(records, names)),
+        widest = max((half_width(p) for p in stats.paired_differentials(records, names)),
                      default=0.0)
         if widest <= precision or hi >= cap:
             break
-        lo, hi = hi, _next_deals(hi, widest, precision, cap)
-        _grow(bar, (hi - lo) * sum(len(s) for s in seats))
+        lo, hi = hi, next_deals(hi, widest, precision, cap)
+        grow_bar(bar, (hi - lo) * sum(len(s) for s in seats))
     bar.close()
 
     rows = stats.leaderboard(records, names)
     rows.sort(key=lambda r: -r["points"])
     pairs = stats.paired_differentials(records, names, rank=rows)   # higher-ranked agent first
     unmet = [] if precision is None else [
-        {"a": p["a"], "b": p["b"], "half_width": _half_width(p)} for p in pairs
-        if not _half_width(p) <= precision]
+        {"a": p["a"], "b": p["b"], "half_width": half_width(p)} for p in pairs
+        if not half_width(p) <= precision]
     return TournamentResult(names=names, config=config, mode=mode, format=fmt, lineups=lineups,
                             deals=hi, seed=seed, records=records, ticks=ticks, hands=hands,
                             leaderboard=rows, pairs=pairs, elapsed_s=elapsed, seatings=seats,
@@ -408,18 +408,18 @@ def run_tournament(agents, *, teams: int = 2, deals: int = 100, seed: int = 0,
                             unmet=unmet)
 
 
-def _half_width(pair) -> float:
+def half_width(pair) -> float:
     """The 95% half-width of a paired difference (NaN stays NaN: never within a target)."""
     return (pair["ci_high"] - pair["ci_low"]) / 2.0
 
 
-def _next_deals(n: int, widest: float, target: float, cap: int) -> int:
+def next_deals(n: int, widest: float, target: float, cap: int) -> int:
     """The deal count of the next block (module docstring: projected need, clipped)."""
     want = math.ceil(1.1 * n * (widest / target) ** 2) if math.isfinite(widest) else 2 * n
     return min(cap, max(n + max(1, n // 4), min(4 * n, want)))
 
 
-def _play_deals(config, objs, names, core, seats, seed, d_lo, d_hi, mode, H, batch_tables, bar):
+def play_deals(config, objs, names, core, seats, seed, d_lo, d_hi, mode, H, batch_tables, bar):
     """Play deals d_lo..d_hi-1 of every lineup at every seating: the raw columns (lineup,
     deal, seating, agent at each position, scores, hands, calls, winner, ticks) in
     (lineup, deal, seating) order; deal d's numbers depend on (seed, d) only."""
@@ -431,7 +431,7 @@ def _play_deals(config, objs, names, core, seats, seed, d_lo, d_hi, mode, H, bat
     dd = np.concatenate([np.repeat(np.arange(d_lo, d_hi), len(s)) for s in seats])
     rr = np.concatenate([np.tile(np.arange(len(s)), deals) for s in seats])
     agent_at = np.concatenate([np.tile(np.array(s, np.int64), (deals, 1)) for s in seats])
-    pol = np.concatenate([_policy_keys(seed, l, d_hi, len(s))[d_lo:].reshape(-1)
+    pol = np.concatenate([policy_keys(seed, l, d_hi, len(s))[d_lo:].reshape(-1)
                           for l, s in enumerate(seats)])
     M = lu.shape[0]
     first_hand = (dd % 2) if mode == "hands" else np.zeros(M, np.int64)
@@ -465,7 +465,7 @@ def _play_deals(config, objs, names, core, seats, seed, d_lo, d_hi, mode, H, bat
     return lu, dd, rr, agent_at, out_scores, out_hands, out_calls, out_winner, out_ticks
 
 
-def _records(mode, lu, dd, rr, agent_at, scores, n_hands, calls, winners, ticks):
+def hand_records(mode, lu, dd, rr, agent_at, scores, n_hands, calls, winners, ticks):
     M, H, T = scores.shape
     if mode == "hands":
         score = scores[:, 0, :].astype(np.float64)
@@ -534,13 +534,20 @@ def _play_python(config, objs, names, seat_agent, kinds, knobs, policy_rng, dkey
                  first_hand, games, out_scores, out_hands, out_calls, out_winner, out_ticks):
     """The same play as play_bots_range, driven tick by tick from Python so that agents
     outside the core (torch policies) can act; every table of the batch moves in lock step.
-    Every tick goes through Engine.step, which checks the agents' ids (R31 included)."""
+    Per tick: one numba call (_tick_inputs) writes the core bots' moves at the tables still
+    playing and the observation and mask of every seat an outside agent holds there; each
+    such agent then gets one act_batch call with all its rows (every table and seat it holds,
+    table-major), and Engine.step checks the ids (R31 included). Finished tables cost
+    nothing but the engine's status check, so a batch's long last hands run on few rows.
+    torch runs on one thread meanwhile (restored after): its second thread only waits for
+    the serial numba calls, and on a busy 2-core machine it made the forward ~10x slower."""
     n, S = seat_agent.shape
     T = config.num_teams
     H = out_scores.shape[1]
     eng = Engine(config, n_tables=n, parallel=False)
     st = eng.state                               # read only: statuses, callers, ticks
     eng.seed_tables(hkeys[:, 0].copy())
+    core = tuple(map(tuple, (eng.state, eng.params, eng.scratch)))    # as Engine._bind
 
     def serial(kernel, *args):                   # a serial engine: only the range kernel runs
         eng.run_kernel(None, kernel, *args)
@@ -553,49 +560,104 @@ def _play_python(config, objs, names, seat_agent, kinds, knobs, policy_rng, dkey
     live = np.ones(n, bool)
     serial(deal_bots_range, eng.masks, dkeys, hand_no, np.ones(n, np.int8))
     external = sorted({int(i) for i in np.unique(seat_agent[kinds == POLICY_EXTERNAL])})
-    while live.any():
-        serial(policy_actions_range, eng.masks, kinds, knobs, policy_rng, acts)
-        for s in range(S):
-            seat_rows = [(i, np.flatnonzero((seat_agent[:, s] == i) & live)) for i in external]
-            if any(rows.size for _, rows in seat_rows):
-                obs = eng.observe(seat=s)[:, 0]                  # once per seat and tick
-                for i, rows in seat_rows:
-                    if rows.size:
-                        acts[rows, s] = agent_actions(objs[i], names[i], obs[rows],
-                                                      eng.masks[rows, s])
-        try:
-            eng.step(acts)
-        except ValueError as err:                # R31 under illegal_move="raise"
-            raise ValueError(_blame(err, eng, acts, live, seat_agent, names)) from None
-        done = np.flatnonzero(live & eng.hand_over)
-        if not done.size:
-            continue
-        scores = eng.hand_scores()
-        redeal = np.zeros(n, np.int8)
-        for e in done:
-            h = h_idx[e]
-            out_scores[e, h] = scores[e]
-            out_calls[e, h] = st.callers[e]
-            out_ticks[e, h] = st.tick[e]
-            totals[e] += scores[e]
-            game_calls[e] += st.callers[e]
-            out_hands[e] = h + 1
-            if games:
-                w = decide_winner(totals[e].tolist(), game_calls[e].tolist(), config.target_score)
-                if w is not None and w >= 0:
-                    out_winner[e] = w
-                    live[e] = False
-                elif h + 1 >= H:
-                    live[e] = False
+    held = [np.nonzero(seat_agent == i) for i in external]     # (tables, seats), table-major
+    seat_obs = np.zeros((n, 1, OBS_DIM), np.float32)             # write_seat_observation's rows
+    threads = _torch_threads(1)
+    try:
+        rows = None
+        while live.any():
+            if rows is None:                     # the live tables and their outside seats
+                tables = np.flatnonzero(live)
+                rows = [(t[live[t]], s[live[t]]) for t, s in held]
+                bounds = np.cumsum([0] + [t.size for t, _ in rows])
+                row_t = np.concatenate([t for t, _ in rows])
+                row_s = np.concatenate([s for _, s in rows])
+            obs = np.empty((row_t.size, OBS_DIM), np.float32)    # fresh: the agents' to keep
+            masks = np.empty((row_t.size, N_ACTIONS), np.int8)
+            _tick_inputs(*core, eng.masks, kinds, knobs, policy_rng, acts, tables, seat_obs,
+                         row_t, row_s, obs, masks)
+            for j, i in enumerate(external):
+                a, b = bounds[j], bounds[j + 1]
+                if b > a:
+                    acts[row_t[a:b], row_s[a:b]] = agent_actions(objs[i], names[i], obs[a:b],
+                                                                 masks[a:b])
+            try:
+                eng.step(acts)
+            except ValueError as err:            # R31 under illegal_move="raise"
+                raise ValueError(_blame(err, eng, acts, live, seat_agent, names)) from None
+            done = np.flatnonzero(live & eng.hand_over)
+            if not done.size:
+                continue
+            scores = eng.hand_scores()
+            redeal = np.zeros(n, np.int8)
+            for e in done:
+                h = h_idx[e]
+                out_scores[e, h] = scores[e]
+                out_calls[e, h] = st.callers[e]
+                out_ticks[e, h] = st.tick[e]
+                totals[e] += scores[e]
+                game_calls[e] += st.callers[e]
+                out_hands[e] = h + 1
+                if games:
+                    w = decide_winner(totals[e].tolist(), game_calls[e].tolist(),
+                                      config.target_score)
+                    if w is not None and w >= 0:
+                        out_winner[e] = w
+                        live[e] = False
+                    elif h + 1 >= H:
+                        live[e] = False
+                    else:
+                        h_idx[e] += 1
+                        hand_no[e] += 1
+                        redeal[e] = 1
                 else:
-                    h_idx[e] += 1
-                    hand_no[e] += 1
-                    redeal[e] = 1
-            else:
-                live[e] = False
-        if redeal.any():
-            st.rng[redeal != 0] = hkeys[redeal != 0, h_idx[redeal != 0]]     # the hand's key
-            serial(deal_bots_range, eng.masks, dkeys, hand_no, redeal)
+                    live[e] = False
+            if not live[done].all():
+                rows = None
+            if redeal.any():
+                st.rng[redeal != 0] = hkeys[redeal != 0, h_idx[redeal != 0]]  # the hand's key
+                serial(deal_bots_range, eng.masks, dkeys, hand_no, redeal)
+    finally:
+        _torch_threads(threads)
+
+
+from numba import njit
+
+from nertz_env.actions import N_ACTIONS
+from nertz_env.core.observe import OBS_DIM, write_seat_observation
+from nertz_env.core.policies import write_policy_actions
+from nertz_env.core.state import NertzState, Params, Scratch
+
+
+@njit(cache=True, error_model="numpy", _nrt=False)
+def _tick_inputs(st, prm, scr, masks, kinds, knobs, policy_rng, actions, tables, seat_obs,
+                 row_t, row_s, obs, row_masks):
+    """One tick's inputs: actions[e] of the core bots at every table e of `tables` (as
+    policy_actions_range), then obs[k] and row_masks[k], the observation and legal moves of
+    seat row_s[k] at table row_t[k] (seat_obs [n, 1, OBS_DIM]: the row it is written in).
+    State, params and scratch come as plain tuples (cheaper for numba's dispatcher)."""
+    st, prm, scr = NertzState(*st), Params(*prm), Scratch(*scr)
+    for k in range(tables.shape[0]):
+        write_policy_actions(masks, scr.avail, st.river, st.river_n, prm.seat_team, kinds,
+                             knobs, policy_rng, actions, tables[k], prm.n_seats)
+    for k in range(row_t.shape[0]):
+        e, s = row_t[k], row_s[k]
+        write_seat_observation(st, prm, scr, e, s, seat_obs, 0)
+        for j in range(obs.shape[1]):
+            obs[k, j] = seat_obs[e, 0, j]
+        for j in range(row_masks.shape[1]):
+            row_masks[k, j] = masks[e, s, j]
+
+
+def _torch_threads(k):
+    """torch's intra-op thread count before setting it to k (None, and nothing done, when
+    torch is not imported: no agent of this run uses it)."""
+    torch = sys.modules.get("torch")
+    if k is None or torch is None:
+        return None
+    old = torch.get_num_threads()
+    torch.set_num_threads(k)
+    return old
 
 
 def agent_actions(agent, name, observations, action_masks) -> np.ndarray:
@@ -697,13 +759,13 @@ class _NoBar:
         pass
 
 
-def _grow(bar, n) -> None:
+def grow_bar(bar, n) -> None:
     """Add n tables to the bar's total (a precision run learns its size block by block)."""
     bar.total += n
     bar.refresh()
 
 
-def _progress(total, enabled, desc):
+def progress_bar(total, enabled, desc):
     if not enabled:
         return _NoBar()
     try:

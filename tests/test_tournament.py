@@ -444,16 +444,16 @@ def test_precision_cap_names_the_unmet_pairs(mode, config, tmp_path):
 
 
 def test_precision_default_cap_and_block_sizes():
-    from agents.tournament import _next_deals
+    from agents.tournament import next_deals
 
     res = run_tournament("random,greedy", config=SMALL, deals=2, seed=1, progress=False,
                          precision=1e-6)
     assert res.deals == res.max_deals == 200 and len(res.unmet) == 1
-    assert _next_deals(100, 2.0, 1.0, 10**6) == 400            # need 440: at most 4x
-    assert _next_deals(100, 1.01, 1.0, 10**6) == 125            # need 113: at least +1/4
-    assert _next_deals(100, 1.5, 1.0, 10**6) == 248             # ceil(1.1 * 100 * 2.25)
-    assert _next_deals(100, 2.0, 1.0, 150) == 150               # never past the cap
-    assert _next_deals(2, float("nan"), 1.0, 100) == 4
+    assert next_deals(100, 2.0, 1.0, 10**6) == 400            # need 440: at most 4x
+    assert next_deals(100, 1.01, 1.0, 10**6) == 125            # need 113: at least +1/4
+    assert next_deals(100, 1.5, 1.0, 10**6) == 248             # ceil(1.1 * 100 * 2.25)
+    assert next_deals(100, 2.0, 1.0, 150) == 150               # never past the cap
+    assert next_deals(2, float("nan"), 1.0, 100) == 4
 
 
 @pytest.mark.parametrize("kw, words", [
