@@ -15,19 +15,31 @@ from . import nertz_v0  # noqa: E402  (PettingZoo envs; registers nertz/nertz-v0
 
 import gymnasium as _gymnasium  # noqa: E402
 
+# gymnasium.make: one learner seat (NertzGymEnv); gymnasium.make_vec: the batched tables in one
+# numba call (its default mode once a vector_entry_point is set; "sync" still gives N
+# NertzGymEnv); the self-play id has only the batched form
 if "nertz_env/Nertz-v0" not in _gymnasium.registry:      # importing twice must not re-register
-    _gymnasium.register(id="nertz_env/Nertz-v0", entry_point="nertz_env.envs.gym:NertzGymEnv")
+    _gymnasium.register(id="nertz_env/Nertz-v0", entry_point="nertz_env.envs.gym:NertzGymEnv",
+                        vector_entry_point="nertz_env.envs.gym_vector:NertzGymVectorEnv")
+if "nertz_env/NertzSelfPlay-v0" not in _gymnasium.registry:
+    _gymnasium.register(id="nertz_env/NertzSelfPlay-v0",
+                        vector_entry_point="nertz_env.envs.selfplay:make_selfplay_vector")
+
+
+_LAZY = ("NertzGymEnv", "NertzVecEnv", "NertzGymVectorEnv", "NertzSelfPlayVecEnv",
+         "NertzSelfPlayGymVectorEnv")
 
 
 def __getattr__(name):
-    """NertzGymEnv / NertzVecEnv / NertzGymVectorEnv, imported on first use (nertz_env.envs:
-    vector.py imports SB3, hence torch; gym_vector.py needs neither)."""
-    if name in ("NertzGymEnv", "NertzVecEnv", "NertzGymVectorEnv"):
+    """The envs of nertz_env.envs, imported on first use (vector.py and selfplay_sb3.py import
+    SB3, hence torch; the others need neither)."""
+    if name in _LAZY:
         from . import envs
         return getattr(envs, name)
     raise AttributeError(f"module 'nertz_env' has no attribute {name!r}")
 
 
 __all__ = ["RulesConfig", "Table", "Move", "TickResult", "Engine", "N_ACTIONS", "nertz_v0",
-           "NertzGymEnv", "NertzVecEnv", "NertzGymVectorEnv"]
+           "NertzGymEnv", "NertzVecEnv", "NertzGymVectorEnv", "NertzSelfPlayVecEnv",
+           "NertzSelfPlayGymVectorEnv"]
 __version__ = "0.1.0"

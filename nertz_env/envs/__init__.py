@@ -1,10 +1,11 @@
 """The RL faces of the engine, thin views of `Engine`: the PettingZoo ParallelEnv / AEC
 (`pettingzoo.py`, entry points in `nertz_env.nertz_v0`), the single-seat Gymnasium env
 (`gym.py`), the batched vector envs for SB3 and Gymnasium (`vector.py`, `gym_vector.py`
-over `learner_batch.py`), and what they share: episodes and rewards (`episode.py`),
+over `learner_batch.py`), self-play with every seat a learner row (`selfplay.py`,
+`selfplay_sb3.py`), and what they share: episodes and rewards (`episode.py`),
 opponents (`opponents.py`) and the `rgb_array` picture (`render.py`).
 
-Modules that need SB3 (vector.py) are imported on first use of their names.
+Modules that need SB3 (vector.py, selfplay_sb3.py) are imported on first use of their names.
 """
 from .episode import EPISODES, REWARDS
 from .pettingzoo import NertzParallelEnv
@@ -20,8 +21,14 @@ def __getattr__(name):
     if name == "NertzGymVectorEnv":
         from .gym_vector import NertzGymVectorEnv
         return NertzGymVectorEnv
+    if name == "NertzSelfPlayVecEnv":
+        from .selfplay_sb3 import NertzSelfPlayVecEnv
+        return NertzSelfPlayVecEnv
+    if name == "NertzSelfPlayGymVectorEnv":
+        from .selfplay import NertzSelfPlayGymVectorEnv
+        return NertzSelfPlayGymVectorEnv
     raise AttributeError(f"module 'nertz_env.envs' has no attribute {name!r}")
 
 
-__all__ = ["NertzParallelEnv", "NertzGymEnv", "NertzVecEnv", "NertzGymVectorEnv", "EPISODES",
-           "REWARDS"]
+__all__ = ["NertzParallelEnv", "NertzGymEnv", "NertzVecEnv", "NertzGymVectorEnv",
+           "NertzSelfPlayVecEnv", "NertzSelfPlayGymVectorEnv", "EPISODES", "REWARDS"]
