@@ -444,8 +444,8 @@ def build_parser() -> argparse.ArgumentParser:
                     "rules x --modes). The unit is the deal: every effect is the mean over "
                     "deals of (treatment - baseline) with a 95%% interval; 'relative %%' is "
                     "the effect as a share of the baseline's points (or wins); Holm verdicts "
-                    "cover every row. --out writes effects.csv, experiment.json and "
-                    "forest.png; same spec and seed, same files. A spec file (TOML) holds the "
+                    "cover every row. --out writes effects.csv, effects.md, experiment.json "
+                    "and forest.png; same spec and seed, same files. A spec file (TOML) holds the "
                     "same keys as the options (agents/experiment.py shows one); options given "
                     "on the command line replace the file's.",
         epilog="examples:\n"

@@ -267,12 +267,13 @@ class ExperimentResult:
         return format_effects(self.rows, self.spec)
 
     def write(self, out_dir, plot: bool = True) -> list:
-        """effects.csv, experiment.json and forest.png in out_dir."""
+        """effects.csv, effects.md, experiment.json and forest.png in out_dir."""
         out = Path(out_dir)
         out.mkdir(parents=True, exist_ok=True)
-        paths = [out / "effects.csv", out / "experiment.json"]
+        paths = [out / "effects.csv", out / "effects.md", out / "experiment.json"]
         report.write_csv(self.rows, paths[0])
-        report.write_json(self.summary(), paths[1])
+        paths[1].write_text(format_effects(self.rows, self.spec, markdown=True) + "\n")
+        report.write_json(self.summary(), paths[2])
         if plot:
             paths.append(out / "forest.png")
             plot_forest(self.rows, paths[-1], title=f"{self.spec.name}: treatment - baseline "
@@ -426,8 +427,10 @@ def _pm(x, spec=".3f"):
     return "-" if x is None or not math.isfinite(x) else format(x, "+" + spec)
 
 
-def format_effects(rows: list, spec: ExperimentSpec | None = None) -> str:
-    """The effects table: one line per row; columns that never vary go to the header."""
+def format_effects(rows: list, spec: ExperimentSpec | None = None, *,
+                   markdown: bool = False) -> str:
+    """The effects table: one line per row; columns that never vary go to the header.
+    markdown=True: the same table as Markdown (effects.md)."""
     if not rows:
         return "(no rows)"
     keys = ["treatment", "opponents", "teams", "speeds", "rules", "mode", "outcome"]
@@ -450,7 +453,13 @@ def format_effects(rows: list, spec: ExperimentSpec | None = None) -> str:
         lines.append("all rows: " + ", ".join(f"{k} {rows[0][k]}" for k in fixed))
     head = [("baseline mean" if h == "baseline" else "treatment mean" if h == "treatment_mean"
              else h) for h in head]
-    lines += report.render_rows(head, body, left=len(varying))
+    if markdown:
+        if fixed:
+            lines.append("")
+        lines += ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+        lines += ["| " + " | ".join(c.replace("|", "\\|") for c in r) + " |" for r in body]
+    else:
+        lines += report.render_rows(head, body, left=len(varying))
     n = len(rows)
     base = spec.baseline if spec else rows[0]["baseline"]
     lines += ["",

@@ -157,11 +157,14 @@ river_size = 5
         assert main(["experiment", str(spec_file), "--out", str(out), "--quiet"]) == 0
         outs.append(out)
     names = sorted(p.name for p in outs[0].iterdir())
-    assert names == ["effects.csv", "experiment.json", "forest.png"]
+    assert names == ["effects.csv", "effects.md", "experiment.json", "forest.png"]
     for n in names:
         assert (outs[0] / n).read_bytes() == (outs[1] / n).read_bytes(), n
     rows = (outs[0] / "effects.csv").read_text().splitlines()
     assert len(rows) == 1 + 3 * 2 * 2 * 2                        # opponents x speeds x rules x 2
+    md = (outs[0] / "effects.md").read_text().splitlines()
+    assert md[0].startswith("all rows: teams 3") and md[2].startswith("| treatment | opponents")
+    assert len([x for x in md if x.startswith("| keep")]) == 3 * 2 * 2 * 2
     # another seed, other deals
     assert main(["experiment", str(spec_file), "--out", str(tmp_path / "s9"), "--quiet",
                  "--seed", "9"]) == 0
