@@ -497,6 +497,9 @@ def build_parser() -> argparse.ArgumentParser:
     x.add_argument("--no-plot", action="store_true", help="skip forest.png")
     x.add_argument("--quiet", action="store_true", help="no progress bar")
     x.set_defaults(func=cmd_experiment)
+
+    from .training import add_train_parser
+    add_train_parser(sub)
     return ap
 
 
