@@ -83,7 +83,7 @@ SPEED_MIXES = ("even", "mixed")
 SPEC_KEYS = ("name", "seed", "deals", "precision", "max_deals", "baseline", "treatments",
              "opponents", "teams", "speeds", "rules", "modes", "outcomes", "max_game_hands")
 OUTCOME_LABEL = {"points": "points per hand", "relative": "points per hand relative to the table",
-                 "win": "win share"}
+                 "win": "win share (games mode: games won)"}
 
 
 @dataclass(frozen=True)
