@@ -96,20 +96,27 @@ def test_rewards_sum_to_each_finished_hands_score(kw, reward):
     env.reset()
     me = env.config.seat_team[env.learner_seat]
     running = np.zeros(n)
+    steps = np.zeros(n, np.int64)
     finished = truncated = 0
     for _ in range(400):
         _, rewards, dones, infos = env.step(random_legal(rng, env.action_masks()))
         running += rewards
+        steps += 1
         for e in np.flatnonzero(dones):
             final = infos[e]["final_scores"]
             assert final.dtype == np.int64 and final.shape == (env.config.num_teams,)
             want = team_rewards(reward, np.array(final), None)[me]   # the envs' formula
             assert running[e] == pytest.approx(want, abs=1e-4), (e, infos[e])  # float32 rewards
+            # SB3's episode record (what VecMonitor would write): the hand's return and steps
+            assert infos[e]["episode"]["r"] == pytest.approx(want, abs=1e-9)
+            assert infos[e]["episode"]["l"] == steps[e]
+            steps[e] = 0
             assert infos[e]["terminal_observation"].shape == (OBS_DIM,)
             truncated += infos[e]["TimeLimit.truncated"]
             finished += 1
             running[e] = 0
-        assert not any("final_scores" in infos[e] for e in np.flatnonzero(~dones))
+        assert not any("final_scores" in infos[e] or "episode" in infos[e]
+                       for e in np.flatnonzero(~dones))
     assert finished >= n
     if kw["num_teams"] == 2:
         assert truncated > 0                # random 2-team hands often reach max_ticks

@@ -6,10 +6,9 @@ NertzSelfPlayVecEnv(n_tables=64, num_teams=2))`.
 Everything NertzVecEnv (nertz_env/envs/vector.py) does, row by row: SB3 seeding (the next
 reset only), `action_masks()` / `env_method("action_masks")`, SB3 auto-reset with
 "terminal_observation", "final_scores" (the row's table, int64 [num_teams]) and
-"TimeLimit.truncated" in the info of the step a hand ends; and there also
-`info["episode"]` = {"r": the row's return over that hand, "l": its steps}, the keys SB3's
-Monitor writes, so SB3 logs episode returns without a VecMonitor. (No "t": infos stay the
-same for the same seed.)
+"TimeLimit.truncated" and `info["episode"]` = {"r": the row's return over that hand, "l":
+its steps} in the info of the step a hand ends, so SB3 logs episode returns without a
+VecMonitor.
 
 It lives apart from selfplay.py because it imports SB3, hence torch; the Gymnasium face does
 not.
@@ -18,7 +17,6 @@ from __future__ import annotations
 
 import types
 
-import numpy as np
 
 from .episode import check_seed
 from .selfplay import attach_selfplay
@@ -27,35 +25,17 @@ from .vector import NertzVecEnv, _VecEnvBase
 
 class NertzSelfPlayVecEnv(NertzVecEnv):
     """n_tables Nertz tables, every seat a row of this stable-baselines3 VecEnv (module
-    docstring); reset, seeding, options and step as NertzVecEnv, plus `info["episode"]`."""
+    docstring); reset, seeding, options, step and `info["episode"]` as NertzVecEnv."""
 
     def __init__(self, n_tables: int = 16, config=None, seed=0, reward: str = "score",
                  **rules):
         attach_selfplay(self, n_tables, config, seed, reward, rules)
         self._next_seed = check_seed(seed)          # the next reset's only (NertzVecEnv)
         self._dealt = False
-        self._episode_return = np.zeros(self.num_envs, np.float64)
-        self._episode_length = np.zeros(self.num_envs, np.int64)
+        self._start_episodes()
         # SB3's VecEnv.__init__, not NertzVecEnv's (that one builds a one-learner batch)
         if _VecEnvBase is not object:
             _VecEnvBase.__init__(self, self.num_envs, self.observation_space, self.action_space)
-
-    def reset(self):
-        self._episode_return[:] = 0
-        self._episode_length[:] = 0
-        return super().reset()
-
-    def step_wait(self):
-        """NertzVecEnv's step, and `info["episode"]` for every row whose hand ended."""
-        obs, rewards, dones, infos = super().step_wait()
-        self._episode_return += self.batch.rewards            # float64: sums to R29 exactly
-        self._episode_length += 1
-        for r in np.flatnonzero(dones):
-            infos[r]["episode"] = {"r": float(self._episode_return[r]),
-                                   "l": int(self._episode_length[r])}
-        self._episode_return[dones] = 0
-        self._episode_length[dones] = 0
-        return obs, rewards, dones, infos
 
     def get_images(self):
         """One picture per row: its table with the row's team framed (NertzVecEnv's pictures,

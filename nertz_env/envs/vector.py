@@ -6,7 +6,10 @@ A stable-baselines3 VecEnv (MaskablePPO: `env_method("action_masks")`, `has_attr
 observations the flat float32 vector of nertz_env/core/observe.py and rewards per
 `reward=` ("score" or "relative", see core/batch.py vec_step_range). Finished hands are
 re-dealt at once (SB3 auto-reset): the info of that step carries "terminal_observation",
-"final_scores" (int64 [num_teams]) and "TimeLimit.truncated" (max_ticks, R26).
+"final_scores" (int64 [num_teams]) and "TimeLimit.truncated" (max_ticks, R26), and
+"episode" = {"r": the learner's return over that hand, "l": its steps}, the keys SB3's
+Monitor writes, so SB3 logs rollout/ep_rew_mean without a VecMonitor (no "t": infos stay the
+same for the same seed).
 
 Seeding follows SB3's convention: the seed given to the constructor or to `seed(s)` is used by
 the next `reset()` only; later resets continue the generator (so every reset deals new hands,
@@ -46,14 +49,22 @@ class NertzVecEnv(_VecEnvBase):
         self.action_space = spaces.Discrete(N_ACTIONS)
         self._next_seed = check_seed(seed)          # the next reset's only (module docstring)
         self._dealt = False
+        self._start_episodes()
         if _VecEnvBase is not object:
             super().__init__(self.num_envs, self.observation_space, self.action_space)
+
+    def _start_episodes(self) -> None:
+        """The per-row return and length behind info["episode"]."""
+        self._episode_return = np.zeros(self.num_envs, np.float64)
+        self._episode_length = np.zeros(self.num_envs, np.int64)
 
     # ---------------------------------------------------------------- SB3 VecEnv API
     def reset(self):
         seed, self._next_seed = self._next_seed, None
         obs = self.batch.reset(seed)
         self._dealt = True
+        self._episode_return[:] = 0
+        self._episode_length[:] = 0
         return obs
 
     def seed(self, seed=None):
@@ -87,10 +98,16 @@ class NertzVecEnv(_VecEnvBase):
         obs = b.step()
         done = (b.terminated | b.truncated).astype(bool)
         infos = [{} for _ in range(self.num_envs)]
+        self._episode_return += b.rewards            # float64: a hand's sum is its score exactly
+        self._episode_length += 1
         for e in np.flatnonzero(done):
             infos[e] = {"terminal_observation": b.final_obs[e, 0].copy(),
                         "final_scores": b.final_scores[e].astype(np.int64),
-                        "TimeLimit.truncated": bool(b.truncated[e])}
+                        "TimeLimit.truncated": bool(b.truncated[e]),
+                        "episode": {"r": float(self._episode_return[e]),
+                                    "l": int(self._episode_length[e])}}
+        self._episode_return[done] = 0
+        self._episode_length[done] = 0
         return obs, b.rewards.astype(np.float32), done, infos
 
     def action_masks(self) -> np.ndarray:
