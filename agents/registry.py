@@ -6,6 +6,8 @@
     heuristic:style=cautious,withhold_stream=when-useful,flip=20
     ppo:PATH                                 a saved MaskablePPO (or PPO) model (needs [train])
     ppo:PATH,deterministic=false,device=cpu  its options, after the path
+    learned                                  the shipped 2-team model (agents/models/, needs [train])
+    learned:teams=4                          the shipped 4-team model (deterministic, device too)
 
 Grammar: KIND[:OPTIONS]. For heuristic, OPTIONS is KEY=VALUE pairs separated by commas
 (style=S and the knobs of docs/heuristics.md, nertz_env/bots.py STYLES). For ppo, OPTIONS is
@@ -26,7 +28,9 @@ from nertz_env.bots import spec_options as _options
 from .base import Agent, SupportsAct
 from .bots import GreedyAgent, HeuristicAgent, RandomAgent, ScoredAgent
 
-KINDS = ("random", "greedy", "heuristic", "ppo")
+KINDS = ("random", "greedy", "heuristic", "ppo", "learned")
+MODELS_DIR = Path(__file__).resolve().parent / "models"    # the shipped models (docs/models.md)
+LEARNED_OPTIONS = ("teams", "deterministic", "device")
 PPO_OPTIONS = ("deterministic", "device")
 _DEVICE = re.compile(r"cpu|auto|cuda(:\d+)?")
 _TRAILING_OPTION = re.compile(r"^(.+?):([A-Za-z_]\w*=.*)$")     # ppo:m.zip:deterministic=true
@@ -91,6 +95,35 @@ def _ppo_agent(spec: str, rest: str):
     return agent
 
 
+def shipped_models() -> dict:
+    """{teams: path} of the models shipped in agents/models/ (learned_<T>teams.zip)."""
+    out = {}
+    for p in sorted(MODELS_DIR.glob("learned_*teams.zip")):
+        t = p.stem[len("learned_"):-len("teams")]
+        if t.isdigit():
+            out[int(t)] = p
+    return out
+
+
+def _learned_agent(spec: str, rest: str):
+    opts = _options(spec, rest)
+    unknown = sorted(set(opts) - set(LEARNED_OPTIONS))
+    if unknown:
+        raise ValueError(f"agent {spec!r}: unknown option {unknown[0]!r}; learned options are "
+                         + ", ".join(LEARNED_OPTIONS))
+    models = shipped_models()
+    teams = opts.pop("teams", "2")
+    if not teams.isdigit() or int(teams) not in models:
+        have = ", ".join(map(str, models)) or "none (reinstall the package)"
+        raise ValueError(f"agent {spec!r}: teams={teams!r}: shipped models are for teams "
+                         f"{have} (docs/models.md)")
+    path = models[int(teams)]
+    extra = "".join(f",{k}={v}" for k, v in opts.items())
+    agent = _ppo_agent(spec, f"{path}{extra}")
+    agent.name = spec
+    return agent
+
+
 def make_agent(spec, seed=None):
     """An agent from a spec string (see the module docstring); Agent objects pass through.
     seed: the generator seed of a random agent (None or an int >= 0)."""
@@ -123,6 +156,8 @@ def make_agent(spec, seed=None):
             raise ValueError(f"agent {spec!r}: {err}") from None
     if kind == "ppo":
         return _ppo_agent(spec, rest)
+    if kind == "learned":
+        return _learned_agent(spec, rest)
     raise ValueError(f"agent {spec!r}: unknown kind {kind!r}; kinds are {', '.join(KINDS)}")
 
 
