@@ -51,7 +51,9 @@ def load_model(path, device: str = "cpu"):
 
 class PPOAgent(Agent):
     """`ppo:path/to/model.zip`: a saved MaskablePPO (or PPO) model, deterministic actions by
-    default; the predicting is nertz_env.envs.opponents.FrozenPolicy's."""
+    default; the predicting is nertz_env.envs.opponents.FrozenPolicy's (a stock MlpPolicy's
+    network run directly: predict's ids without its per-call overhead). Tournaments call
+    act_batch once per tick with every table and seat the agent holds."""
 
     def __init__(self, path, deterministic: bool = True, device: str = "cpu"):
         if not isinstance(deterministic, bool):

@@ -69,11 +69,12 @@ from pathlib import Path
 
 import numpy as np
 
-from nertz_env.actions import check_action_array
+from nertz_env.actions import N_ACTIONS, check_action_array
 from nertz_env.config import RulesConfig
-from nertz_env.core.batch import deal_bots_range, play_bots_batch, play_bots_range, step_range
-from nertz_env.core.observe import observe_seat_range
-from nertz_env.core.policies import POLICY_EXTERNAL, new_policy_arrays, policy_actions_range
+from nertz_env.core.batch import (deal_bots_range, play_bots_batch, play_bots_range, step_range,
+                                  tick_inputs_tuples)
+from nertz_env.core.observe import OBS_DIM
+from nertz_env.core.policies import POLICY_EXTERNAL, new_policy_arrays
 from nertz_env.engine import PARALLEL_MIN_TABLES, Engine
 from nertz_env.game import decide_winner
 
@@ -534,20 +535,20 @@ def _play_python(config, objs, names, seat_agent, kinds, knobs, policy_rng, dkey
                  first_hand, games, out_scores, out_hands, out_calls, out_winner, out_ticks):
     """The same play as play_bots_range, driven tick by tick from Python so that agents
     outside the core (torch policies) can act; every table of the batch moves in lock step.
-    Per tick: one numba call (_tick_inputs) writes the core bots' moves at the tables still
+    Per tick: one numba call (core/batch.py tick_inputs_tuples) writes the core bots' moves at the tables still
     playing and the observation and mask of every seat an outside agent holds there; each
     such agent then gets one act_batch call with all its rows (every table and seat it holds,
     table-major), and Engine.step checks the ids (R31 included). Finished tables cost
     nothing but the engine's status check, so a batch's long last hands run on few rows.
     torch runs on one thread meanwhile (restored after): its second thread only waits for
-    the serial numba calls, and on a busy 2-core machine it made the forward ~10x slower."""
+    the serial numba calls, and on the busy 2-core VM it made this loop 17x slower
+    (benchmarks/README.md)."""
     n, S = seat_agent.shape
     T = config.num_teams
     H = out_scores.shape[1]
     eng = Engine(config, n_tables=n, parallel=False)
     st = eng.state                               # read only: statuses, callers, ticks
     eng.seed_tables(hkeys[:, 0].copy())
-    core = tuple(map(tuple, (eng.state, eng.params, eng.scratch)))    # as Engine._bind
 
     def serial(kernel, *args):                   # a serial engine: only the range kernel runs
         eng.run_kernel(None, kernel, *args)
@@ -574,8 +575,8 @@ def _play_python(config, objs, names, seat_agent, kinds, knobs, policy_rng, dkey
                 row_s = np.concatenate([s for _, s in rows])
             obs = np.empty((row_t.size, OBS_DIM), np.float32)    # fresh: the agents' to keep
             masks = np.empty((row_t.size, N_ACTIONS), np.int8)
-            _tick_inputs(*core, eng.masks, kinds, knobs, policy_rng, acts, tables, seat_obs,
-                         row_t, row_s, obs, masks)
+            eng.run_tuples_kernel(tick_inputs_tuples, eng.masks, kinds, knobs, policy_rng, acts,
+                                  tables, seat_obs, row_t, row_s, obs, masks)
             for j, i in enumerate(external):
                 a, b = bounds[j], bounds[j + 1]
                 if b > a:
@@ -621,34 +622,6 @@ def _play_python(config, objs, names, seat_agent, kinds, knobs, policy_rng, dkey
         _torch_threads(threads)
 
 
-from numba import njit
-
-from nertz_env.actions import N_ACTIONS
-from nertz_env.core.observe import OBS_DIM, write_seat_observation
-from nertz_env.core.policies import write_policy_actions
-from nertz_env.core.state import NertzState, Params, Scratch
-
-
-@njit(cache=True, error_model="numpy", _nrt=False)
-def _tick_inputs(st, prm, scr, masks, kinds, knobs, policy_rng, actions, tables, seat_obs,
-                 row_t, row_s, obs, row_masks):
-    """One tick's inputs: actions[e] of the core bots at every table e of `tables` (as
-    policy_actions_range), then obs[k] and row_masks[k], the observation and legal moves of
-    seat row_s[k] at table row_t[k] (seat_obs [n, 1, OBS_DIM]: the row it is written in).
-    State, params and scratch come as plain tuples (cheaper for numba's dispatcher)."""
-    st, prm, scr = NertzState(*st), Params(*prm), Scratch(*scr)
-    for k in range(tables.shape[0]):
-        write_policy_actions(masks, scr.avail, st.river, st.river_n, prm.seat_team, kinds,
-                             knobs, policy_rng, actions, tables[k], prm.n_seats)
-    for k in range(row_t.shape[0]):
-        e, s = row_t[k], row_s[k]
-        write_seat_observation(st, prm, scr, e, s, seat_obs, 0)
-        for j in range(obs.shape[1]):
-            obs[k, j] = seat_obs[e, 0, j]
-        for j in range(row_masks.shape[1]):
-            row_masks[k, j] = masks[e, s, j]
-
-
 def _torch_threads(k):
     """torch's intra-op thread count before setting it to k (None, and nothing done, when
     torch is not imported: no agent of this run uses it)."""
@@ -690,7 +663,7 @@ def _blame(err, eng, acts, live, seat_agent, names) -> str:
 
 
 # ---------------------------------------------------------------------------- first run
-PYTHON_PATH_KERNELS = (deal_bots_range, policy_actions_range, step_range, observe_seat_range)
+PYTHON_PATH_KERNELS = (deal_bots_range, step_range, tick_inputs_tuples)
 COMPILE_NOTICE = ("numba is compiling the game kernels (first run after install; cached for "
                   "later runs): about a minute on a 2-core machine, the progress bar waits "
                   "at 0% meanwhile")

@@ -286,6 +286,11 @@ class Engine:
         return functools.partial(tuples_kernel, *map(tuple, self._common()), *args, 0,
                                  self.n_tables)
 
+    def run_tuples_kernel(self, kernel, *args):
+        """One call of a serial core/batch.py *_tuples kernel that picks its own tables (its
+        arguments say which): kernel(state, params, scratch as plain tuples, *args)."""
+        return kernel(*map(tuple, self._common()), *args)
+
     def _common(self) -> tuple:
         return self.state, self.params, self.scratch
 

@@ -14,6 +14,9 @@ code out of the prange bodies: numba's parfor pass, run over inlined rule code
 - play_random_games_batch: whole random games (R30).
 - play_bots_batch: hands or whole games with every seat's bot inside numba (core/policies.py;
   tournaments, duplicate deals).
+- tick_inputs_tuples: one tick's inputs when agents outside numba play (the tournament's
+  Python-driven loop): the core bots' moves, and the observation and mask of every seat an
+  outside agent holds, gathered into rows for one batched forward pass.
 """
 from __future__ import annotations
 
@@ -380,3 +383,24 @@ def vec_step_observe_batch(st, prm, scr, masks, actions, priority, applied, lear
                                learner_actions, learner_seat, kinds, knobs, policy_rng,
                                reward_kind, prev_scores, cur_scores, rewards, terminated,
                                truncated, final_scores, final_obs, obs, lo, hi)
+
+
+@njit(cache=True, error_model="numpy", _nrt=False)
+def tick_inputs_tuples(st, prm, scr, masks, kinds, knobs, policy_rng, actions, tables,
+                       seat_obs, row_t, row_s, obs, row_masks):
+    """One tick's inputs: actions[e] of the core bots at every table e of `tables` (as
+    core/policies.py policy_actions_range), then obs[k] and row_masks[k], the observation and
+    legal moves of seat row_s[k] at table row_t[k] (seat_obs [n, 1, OBS_DIM]: the row it is
+    written in).
+    State, params and scratch come as plain tuples (cheaper for numba's dispatcher)."""
+    st, prm, scr = NertzState(*st), Params(*prm), Scratch(*scr)
+    for k in range(tables.shape[0]):
+        write_policy_actions(masks, scr.avail, st.river, st.river_n, prm.seat_team, kinds,
+                             knobs, policy_rng, actions, tables[k], prm.n_seats)
+    for k in range(row_t.shape[0]):
+        e, s = row_t[k], row_s[k]
+        write_seat_observation(st, prm, scr, e, s, seat_obs, 0)
+        for j in range(obs.shape[1]):
+            obs[k, j] = seat_obs[e, 0, j]
+        for j in range(row_masks.shape[1]):
+            row_masks[k, j] = masks[e, s, j]

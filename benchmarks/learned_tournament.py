@@ -1,0 +1,84 @@
+"""Tournament throughput with a learned seat: four-team hands per second of run_tournament
+with one `ppo:` agent (an untrained MaskablePPO, MlpPolicy net_arch [128, 128]: speed does
+not depend on training) among three core bots.
+
+    python -m benchmarks.learned_tournament                 # 4 teams, 200 deals x 12 seatings
+    python -m benchmarks.learned_tournament --deals 20 --net 64,64
+
+Measures, after a warm-up tournament (numba compile excluded): hands/s of one run (the
+runner's own elapsed time) and the mean ticks per hand. 200 deals is `nertz tournament`'s
+default: 2,400 tables, played as batches of 2,048 and 352 (batch_tables). The model is
+built and saved in a temporary folder. Prints one table row with the command, then one
+JSON line.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import tempfile
+from pathlib import Path
+
+import numpy as np
+
+from agents.tournament import run_tournament
+
+BOTS = ("heuristic", "greedy", "heuristic:style=river-builder")
+
+
+def save_model(path, net_arch, seed=0) -> None:
+    """An untrained MaskablePPO with the learner's spaces, saved at path."""
+    import gymnasium as gym
+    from sb3_contrib import MaskablePPO
+
+    class Spaces(gym.Env):
+        observation_space = gym.spaces.Box(-1.0, 1.0, (791,), np.float32)
+        action_space = gym.spaces.Discrete(322)
+
+        def reset(self, seed=None, options=None):
+            return np.zeros(791, np.float32), {}
+
+        def step(self, action):
+            return np.zeros(791, np.float32), 0.0, True, False, {}
+
+    MaskablePPO("MlpPolicy", Spaces(), policy_kwargs={"net_arch": list(net_arch)}, n_steps=8,
+                batch_size=8, seed=seed, device="cpu").save(path)
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m benchmarks.learned_tournament",
+                                 description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--deals", type=int, default=200)
+    ap.add_argument("--net", default="128,128", help="MlpPolicy net_arch, comma-separated")
+    ap.add_argument("--batch-tables", type=int, default=2048)
+    ap.add_argument("--torch-threads", type=int, default=None,
+                    help="torch.set_num_threads before the runs (default: torch's own)")
+    args = ap.parse_args(argv)
+    if args.torch_threads is not None:
+        import torch
+        torch.set_num_threads(args.torch_threads)
+    net = [int(x) for x in args.net.split(",")]
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "model.zip"
+        save_model(path, net)
+        agents = [f"ppo:{path}", *BOTS]
+        run_tournament(agents, teams=4, deals=2, seed=1, progress=False)         # compile
+        r = run_tournament(agents, teams=4, deals=args.deals, seed=0, progress=False,
+                           batch_tables=args.batch_tables)
+    rate = r.hands_played / r.elapsed_s
+    ticks = float(r.ticks.sum() / r.hands_played)
+    cmd = "python -m benchmarks.learned_tournament " + " ".join(
+        argv if argv is not None else sys.argv[1:])
+    print("| path | teams | hands | ticks per hand | seconds | hands/s | command |")
+    print("|---|---|---|---|---|---|---|")
+    print(f"| ppo {net} + {', '.join(BOTS)} | 4 | {r.hands_played:,} | {ticks:,.0f} | "
+          f"{r.elapsed_s:,.1f} | {rate:,.1f} | `{cmd.strip()}` |")
+    print(json.dumps({"teams": 4, "net_arch": net, "deals": args.deals,
+                      "hands": r.hands_played, "elapsed_s": r.elapsed_s, "hands_per_s": rate,
+                      "ticks_per_hand": ticks}))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
