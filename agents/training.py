@@ -23,8 +23,13 @@ an entry when it is dealt a hand, with weights that favour the entries the learn
 least: softmax(-paired difference / priority_temperature), mixed with `priority_uniform`
 of uniform, where the paired differences come from the evaluation callback's matches
 against every entry (`eval_league_deals`; uniform until the first evaluation).
-`LeagueVecEnv.set_entries` is the hook for other kinds of entries (frozen snapshots of the
-learner are not supported yet: they need their forward pass batched per tick outside numba).
+Snapshots (`snapshot_every`): every that many steps the learner is saved as
+snapshots/step_N.zip and joins the league as an entry "snapshot:step_N" (at most
+`max_snapshots`, the oldest leaves), played at every other seat of the tables that draw it by
+FrozenPolicy exactly as make_agent("ppo:PATH") plays (deterministic). Those seats are
+POLICY_EXTERNAL in the env's bot arrays: per step one numba call gathers all their rows
+(nertz_env/envs/learner_batch.py `external`) and each live snapshot runs one forward pass
+over all of its rows. Evaluations play the learner against each snapshot like any entry.
 
 Rewards: "relative" (the learner team's hand points minus the mean of the other teams',
 what tournaments rank by in a multi-team table) or "score" (its own points); both are the
@@ -48,8 +53,8 @@ every league entry is played too (same way) and its difference sets the league w
 Checkpoints (`checkpoint_every`): taken between updates (at the start of a rollout), so a
 resumed run collects its next rollout and makes the same next update. Each is
 checkpoints/step_N.zip (SB3: policy, value net, optimizer state, num_timesteps, update
-count, learning-rate progress), step_N.json (the full config, the league state, timings)
-and step_N.rng.pt (torch's and numpy's generator states). `resume` loads all three: the
+count, learning-rate progress), step_N.json (the full config, the league state and its
+snapshots' paths relative to the run folder, timings) and step_N.rng.pt (torch's and numpy's generator states). `resume` loads all three: the
 next update starts from the same parameters and optimizer state with the same schedule;
 the tables are dealt afresh (the env's cards and positions are not saved), so the resumed
 rollout is not the one the uninterrupted run would have collected.
@@ -103,6 +108,10 @@ class TrainConfig:
     """'relative' (own hand points minus the others' mean) or 'score' (own points)"""
     opponents: list = field(default_factory=lambda: [BEST_HEURISTIC])
     """league entries: core bot specs (every other seat), or per-seat specs joined by '+'"""
+    snapshot_every: int = 0
+    """steps between frozen snapshots of the learner joining the league (0: none)"""
+    max_snapshots: int = 4
+    """snapshots kept in the league (the oldest leaves when a new one joins)"""
     priority_temperature: float = 2.0
     """league weights: softmax(-paired difference / this), points per hand"""
     priority_uniform: float = 0.2
@@ -191,7 +200,7 @@ def check_config(c: TrainConfig) -> None:
     ints = {"seed": 0, "timesteps": 1, "num_envs": 1, "teams": 2, "bc_rows": 0, "bc_epochs": 1,
             "bc_batch_size": 1, "n_steps": 2, "batch_size": 2, "n_epochs": 1,
             "checkpoint_every": 0, "eval_every": 0, "eval_deals": 2, "eval_league_deals": 0,
-            "eval_seed": 0, "torch_threads": 1}
+            "eval_seed": 0, "torch_threads": 1, "snapshot_every": 0, "max_snapshots": 1}
     for name, lo in ints.items():
         v = getattr(c, name)
         if not _is_int(v) or v < lo:
@@ -264,23 +273,40 @@ def check_config(c: TrainConfig) -> None:
 
 
 # ---------------------------------------------------------------------------- league
+SNAPSHOT = "snapshot:"
+
+
 @dataclass
 class LeagueEntry:
-    """One opponent of the league: a name and, per other seat, the core bot (kind, knobs)."""
+    """One opponent of the league: a name and, per other seat, the core bot (kind, knobs);
+    a snapshot (`path` set) holds every other seat with POLICY_EXTERNAL, its moves coming
+    from `policy` (a FrozenPolicy of the saved model, loaded by the league on first use)."""
     name: str
-    specs: list
+    specs: list       # per other seat: a make_agent spec (a snapshot's: "ppo:PATH")
     seats: list       # [(kind, knobs int64 [K])] one per other seat, in seat order
+    path: str | None = None
+    policy: object = None
 
 
 def parse_entry(entry, n_others: int, where: str = "opponent") -> LeagueEntry:
-    """A league entry from a core bot spec (all other seats) or specs joined by '+' (one
-    per other seat); ValueError naming `where` otherwise."""
+    """A league entry from a core bot spec (all other seats), specs joined by '+' (one
+    per other seat), or "snapshot:PATH" (a saved model of the learner at every other seat,
+    played deterministically as make_agent("ppo:PATH")); ValueError naming `where`
+    otherwise."""
     if isinstance(entry, LeagueEntry):
         return entry
     if not isinstance(entry, str) or not entry.strip():
         raise ValueError(f"{where}={entry!r} must be a core bot spec such as 'greedy' or "
-                         "'heuristic:style=river-builder' (learner snapshots are not "
-                         "supported yet)")
+                         "'heuristic:style=river-builder', or 'snapshot:PATH' (learner "
+                         "snapshots: a saved model zip)")
+    if entry.strip().startswith(SNAPSHOT):
+        path = entry.strip()[len(SNAPSHOT):].strip()
+        if not path or not Path(path).is_file() or "," in path:
+            raise ValueError(f"{where}={entry!r}: a snapshot is 'snapshot:PATH' with PATH an "
+                             "existing model zip (no commas in the path)")
+        knobs = core_bot("random")[1] * 0
+        return LeagueEntry(f"snapshot:{Path(path).stem}", [f"ppo:{path}"] * n_others,
+                           [(POLICY_EXTERNAL, knobs)] * n_others, path=path)
     specs = [s.strip() for s in entry.split("+")]
     if len(specs) == 1:
         specs = specs * n_others
@@ -322,8 +348,12 @@ class _League:
     A NertzVecEnv whose tables each play one league entry at a time: every table draws an
     entry (league weights) when it is dealt a hand (at reset and when a hand ends), and the
     entry's bots are written into that table's rows of the env's per-table bot arrays
-    (kinds / knobs [tables, seats]), which the core plays inside numba. Per entry it counts
-    the finished hands and the learner's mean relative points (`stats()`)."""
+    (kinds / knobs [tables, seats]), which the core plays inside numba. A snapshot entry
+    marks those seats POLICY_EXTERNAL instead: per step the env gathers every such seat of
+    every table in one numba call and calls `_external` once, which runs one act_batch per
+    snapshot over all the rows of the tables that drew it (at most K forward passes for K
+    live snapshots). Per entry it counts the finished hands and the learner's mean relative
+    points (`stats()`)."""
 
     def __init__(self, venv, entries, seed: int = 0, temperature: float = 2.0,
                  uniform: float = 0.2):
@@ -348,11 +378,52 @@ class _League:
         d = np.full(len(parsed), np.nan) if diffs is None else np.asarray(diffs, float)
         if d.shape != (len(parsed),):
             raise ValueError(f"diffs: one number per entry ({len(parsed)}), got {d.shape}")
+        for en in parsed:
+            _load_snapshot(en)
         self.entries, self.diffs = parsed, d
         self.weights = league_weights(d, self.temperature, self.uniform)
         self.hands = np.zeros(len(parsed), np.int64)
         self.rel_sum = np.zeros(len(parsed), np.float64)
+        self._hook()
         self._draw(np.arange(self.num_envs))
+
+    def add_snapshot(self, path, keep: int) -> None:
+        """A frozen copy of the learner (a saved model zip) joins the league with no
+        evaluation yet (NaN: the mean weight); beyond `keep` snapshots the oldest leaves.
+        Tables keep their entries; only those that held a dropped one draw anew."""
+        new = parse_entry(f"{SNAPSHOT}{path}", len(self.others), where="snapshot")
+        _load_snapshot(new)
+        snaps = [i for i, en in enumerate(self.entries) if en.path is not None]
+        drop = set(snaps[:max(0, len(snaps) + 1 - int(keep))])
+        kept = [i for i in range(len(self.entries)) if i not in drop]
+        remap = np.full(len(self.entries), -1, np.int64)
+        remap[kept] = np.arange(len(kept))
+        self.entries = [self.entries[i] for i in kept] + [new]
+        self.diffs = np.append(self.diffs[kept], np.nan)
+        self.hands = np.append(self.hands[kept], 0)
+        self.rel_sum = np.append(self.rel_sum[kept], 0.0)
+        self.weights = league_weights(self.diffs, self.temperature, self.uniform)
+        self.table_entry = remap[self.table_entry]
+        self._hook()
+        self._draw(np.flatnonzero(self.table_entry < 0))
+
+    def snapshot_paths(self) -> list:
+        """The live snapshots' model zips, oldest first."""
+        return [en.path for en in self.entries if en.path is not None]
+
+    def _hook(self) -> None:
+        """The env calls _external per step only while the league holds a snapshot."""
+        self.batch.external = self._external if self.snapshot_paths() else None
+
+    def _external(self, obs, masks, tables, seats) -> np.ndarray:
+        """The snapshots' moves at all their rows: one act_batch per snapshot over every
+        row of the tables that drew it."""
+        ids = np.zeros(len(tables), np.int64)
+        entry = self.table_entry[tables]
+        for i in np.unique(entry):
+            rows = np.flatnonzero(entry == i)
+            ids[rows] = self.entries[i].policy.act_batch(obs[rows], masks[rows])
+        return ids
 
     def set_diffs(self, diffs) -> None:
         """New paired differences (from an evaluation): new weights for the next draws."""
@@ -400,6 +471,13 @@ class _League:
                  "hands": int(h), "mean_relative": float(r / h) if h else None}
                 for en, w, d, h, r in zip(self.entries, self.weights, self.diffs, self.hands,
                                           self.rel_sum)]
+
+
+def _load_snapshot(entry: LeagueEntry) -> None:
+    """A snapshot entry's FrozenPolicy, as make_agent("ppo:PATH") plays it (deterministic)."""
+    if entry.path is not None and entry.policy is None:
+        from .registry import make_agent
+        entry.policy = make_agent(f"ppo:{entry.path}").policy
 
 
 _LEAGUE_CLASS = []
@@ -645,6 +723,11 @@ def make_callbacks(cfg: TrainConfig, run: Path, log=print):
         def fire(self) -> None:
             evaluate_run(self.model, cfg, run, self.logger, log)
 
+    class Snapshot(RolloutEvery):
+        def fire(self) -> None:
+            path = save_snapshot(self.model, cfg, run)
+            log(f"snapshot {path} joins the league")
+
     class Progress(BaseCallback):
         """A tqdm bar over the run's steps (SB3's own bar needs rich as well)."""
 
@@ -685,6 +768,8 @@ def make_callbacks(cfg: TrainConfig, run: Path, log=print):
     out = [LeagueLog()]
     if cfg.progress:
         out.append(Progress())
+    if cfg.snapshot_every:                  # before the checkpoint: it lists the snapshots
+        out.append(Snapshot(cfg.snapshot_every))
     if cfg.checkpoint_every:
         out.append(Checkpoint(cfg.checkpoint_every))
     if cfg.eval_every:
@@ -774,6 +859,16 @@ def write_eval_rows(run: Path, rows) -> None:
 
 
 # ---------------------------------------------------------------------------- checkpoints
+def save_snapshot(model, cfg: TrainConfig, run: Path) -> Path:
+    """snapshots/step_N.zip: the learner now, added to the league (at most max_snapshots)."""
+    d = run / "snapshots"
+    d.mkdir(parents=True, exist_ok=True)
+    path = d / f"step_{int(model.num_timesteps)}.zip"
+    model.save(path)
+    league_of(model.get_env()).add_snapshot(str(path), cfg.max_snapshots)
+    return path
+
+
 def run_info(cfg: TrainConfig) -> dict:
     """config.json's content: every argument, the rules trained on and the rules tournaments
     play by default."""
@@ -792,7 +887,8 @@ def save_checkpoint(model, cfg: TrainConfig, run: Path) -> Path:
     model.save(path)
     info = run_info(cfg)
     league = league_of(model.get_env())
-    info.update(num_timesteps=n, n_updates=int(model._n_updates), league=league.stats())
+    info.update(num_timesteps=n, n_updates=int(model._n_updates), league=league.stats(),
+                snapshots=[os.path.relpath(p, run) for p in league.snapshot_paths()])
     (d / f"step_{n}.json").write_text(json.dumps(info, indent=2) + "\n")
     torch.save({"torch": torch.get_rng_state(), "numpy": np.random.get_state(),
                 "league_rng": league.rng.bit_generator.state}, d / f"step_{n}.rng.pt")
@@ -815,7 +911,12 @@ def resume_config(path, **overrides) -> TrainConfig:
     if not zp.is_file() or not jp.is_file():
         raise ValueError(f"resume={str(path)!r}: a checkpoint is a step_N.zip with its "
                          f"step_N.json beside it ({zp} / {jp} not found)")
-    saved = json.loads(jp.read_text())["config"]
+    info = json.loads(jp.read_text())
+    saved = info["config"]
+    for p in info.get("snapshots", []):
+        if not (zp.parent.parent / p).is_file():
+            raise ValueError(f"resume={str(path)!r}: its league snapshot {p} is missing from "
+                             f"the run folder {zp.parent.parent}")
     for k in FIXED_ON_RESUME:
         if k in overrides and overrides[k] != saved[k]:
             raise ValueError(f"{k}={overrides[k]!r} differs from the checkpoint's {saved[k]!r}; "
@@ -888,6 +989,13 @@ def train(cfg: TrainConfig, log=print, callbacks=()):
         model = MaskablePPO.load(str(zp), env=env, device=cfg.device, tensorboard_log=tb)
         saved = json.loads(jp.read_text())
         league = league_of(env)
+        snaps = [str(zp.parent.parent / p) for p in saved.get("snapshots", [])]
+        missing = [p for p in snaps if not Path(p).is_file()]
+        if missing:
+            raise ValueError(f"resume={cfg.resume!r}: its league snapshot {missing[0]} is "
+                             "missing (snapshots live in the run folder's snapshots/)")
+        if snaps:
+            league.set_entries(list(cfg.opponents) + [SNAPSHOT + p for p in snaps])
         if saved.get("league") and [s["name"] for s in saved["league"]] == \
                 [e.name for e in league.entries]:
             league.set_diffs([np.nan if s["eval_diff"] is None else s["eval_diff"]

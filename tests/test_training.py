@@ -295,3 +295,135 @@ def test_a_short_league_run_beats_the_untrained_policy_against_random_opponents(
                            "outcomes": ["points"], "rules": {"short": {"max_ticks": 200}}})
     (row,) = run_experiment(spec, progress=False).rows
     assert row["ci_low"] > 0, row
+
+
+# ---------------------------------------------------------------------------- snapshots
+class CountingPolicy:
+    """A snapshot's FrozenPolicy that counts its forward calls and rows."""
+
+    def __init__(self, policy):
+        self.policy, self.calls, self.rows = policy, 0, 0
+
+    def act_batch(self, obs, masks):
+        self.calls += 1
+        self.rows += len(obs)
+        return self.policy.act_batch(obs, masks)
+
+
+def test_snapshots_are_drawn_per_table_and_play_frozen_policy_ids_in_one_call_per_step(
+        tmp_path):
+    from agents.registry import make_agent
+    from nertz_env.core.policies import POLICY_EXTERNAL
+    cfg = tiny(tmp_path, teams=3, num_envs=24, max_ticks=30, opponents=["random"])
+    env = make_env(cfg, monitor=False)
+    league = league_of(env)
+    paths = []
+    for seed in (1, 2, 3):                 # three different networks; the oldest is dropped
+        paths.append(str(tmp_path / f"snap{seed}.zip"))
+        build_model(dataclasses.replace(cfg, seed=seed), env).save(paths[-1])
+        league.add_snapshot(paths[-1], keep=2)
+    assert league.snapshot_paths() == paths[1:]
+    assert [en.name for en in league.entries] == ["random", "snapshot:snap2", "snapshot:snap3"]
+    counters = {}
+    for i in (1, 2):
+        league.entries[i].policy = counters[i] = CountingPolicy(league.entries[i].policy)
+    ref = {i: make_agent(f"ppo:{paths[i]}").policy for i in (1, 2)}   # the tournament's player
+    env.reset()
+    eng, batch = league.batch.engine, league.batch
+    drawn, moves, redrawn = set(), 0, False
+    for _ in range(40):
+        ent = league.table_entry.copy()
+        drawn |= set(ent.tolist())
+        snap = ent > 0
+        assert np.array_equal(batch.kinds[:, 1:] == POLICY_EXTERNAL, np.repeat(snap[:, None], 2, 1))
+        want = {}
+        for s in (1, 2):                     # what FrozenPolicy plays at that seat now
+            seat_obs = eng.observe(s)[:, 0]
+            for i in (1, 2):
+                t = np.flatnonzero(ent == i)
+                if t.size:
+                    want[i, s] = (t, ref[i].act_batch(seat_obs[t], eng.masks[t, s].astype(bool)))
+        before = {i: c.calls for i, c in counters.items()}
+        masks = batch.action_masks()
+        _, _, dones, _ = env.step(np.array([np.flatnonzero(m)[0] for m in masks]))
+        for i, c in counters.items():        # one forward pass per live snapshot per step
+            assert c.calls - before[i] == int((ent == i).any())
+        for (i, s), (t, ids) in want.items():
+            assert np.array_equal(batch.engine.actions[t, s], ids), (i, s)
+            moves += int((ids != 0).sum())
+        redrawn |= bool(dones.any()) and not np.array_equal(ent, league.table_entry)
+    assert drawn == {0, 1, 2} and redrawn
+    assert moves > 20                        # the snapshots made real moves, not only Wait
+    assert sum(c.rows for c in counters.values()) > 40 * 2
+
+
+def test_snapshots_join_the_league_and_resume_with_the_checkpoint(tmp_path):
+    cfg = tiny(tmp_path, snapshot_every=128, max_snapshots=1, checkpoint_every=128,
+               timesteps=256, eval_every=128, eval_league_deals=2, eval_deals=2)
+    model = training.train(cfg, log=lambda s: None)
+    run = tmp_path / "run"
+    league = league_of(model.get_env())
+    assert league.snapshot_paths() == [str(run / "snapshots" / "step_256.zip")]   # oldest gone
+    assert [en.name for en in league.entries] == [training.BEST_HEURISTIC, "snapshot:step_256"]
+    ck = json.loads((run / "checkpoints" / "step_128.json").read_text())
+    assert ck["snapshots"] == ["snapshots/step_128.zip"]
+    assert [s["name"] for s in ck["league"]][-1] == "snapshot:step_128"
+    rows = [json.loads(line)["against"] for line in (run / "eval.jsonl").read_text().splitlines()]
+    assert "league:snapshot:step_128" in rows                 # evaluated like every entry
+    seen = {}
+    BaseCallback = training._callbacks_base()
+
+    class Look(BaseCallback):
+        def _on_training_start(self):
+            lg = league_of(self.model.get_env())
+            seen["paths"] = lg.snapshot_paths()
+            seen["diffs"] = lg.diffs.copy()
+
+        def _on_step(self):
+            return True
+
+    last = json.loads((run / "checkpoints" / "step_256.json").read_text())
+    assert last["snapshots"] == ["snapshots/step_256.zip"]
+    cfg_b = training.resume_config(run / "checkpoints" / "step_256.zip", timesteps=384,
+                                   out=str(tmp_path / "resumed"), eval_every=0)
+    training.train(cfg_b, log=lambda s: None, callbacks=[Look()])
+    assert seen["paths"] == [str(run / "snapshots" / "step_256.zip")]
+    saved = [s["eval_diff"] for s in last["league"]]          # evaluated at 256: numbers
+    assert None not in saved and np.allclose(seen["diffs"], saved)
+    (run / "snapshots" / "step_128.zip").unlink()
+    with pytest.raises(ValueError, match="snapshot"):
+        training.resume_config(run / "checkpoints" / "step_128.zip", out=str(tmp_path / "r3"))
+
+
+@pytest.mark.parametrize("field,value", [
+    ("snapshot_every", -1), ("snapshot_every", 1.5), ("max_snapshots", 0),
+    ("opponents", ["greedy", "snapshot:/no/such/model.zip"]), ("opponents", ["snapshot:"]),
+])
+def test_bad_snapshot_options_are_value_errors(tmp_path, field, value):
+    with pytest.raises(ValueError, match=field):
+        tiny(tmp_path, **{field: value})
+
+
+def test_external_seats_get_their_ids_from_one_call_and_bad_ids_are_value_errors():
+    from nertz_env.core.policies import POLICY_EXTERNAL
+    from nertz_env.envs.vector import NertzVecEnv
+    env = NertzVecEnv(num_envs=6, seed=0, num_teams=3, max_ticks=50, illegal_move="raise")
+    env.reset()
+    b = env.batch
+    b.kinds[::2, 2] = POLICY_EXTERNAL           # seat 2 of tables 0, 2, 4
+    calls = []
+
+    def last_legal(obs, masks, tables, seats):
+        calls.append((tables.copy(), seats.copy()))
+        return np.array([np.flatnonzero(m)[-1] for m in masks])
+
+    b.external = last_legal
+    env.step(np.zeros(6, np.int64))
+    assert len(calls) == 1 and list(calls[0][0]) == [0, 2, 4] and set(calls[0][1]) == {2}
+    for bad, words in [(lambda *a: np.zeros(3), "external ids"),
+                       (lambda *a: np.full(3, 10**6), "external ids"),
+                       (lambda o, m, t, s: np.array([np.flatnonzero(~r)[0] for r in m]),
+                        r"external ids\[0\] \(table 0, seat 2\).*R31")]:
+        b.external = bad
+        with pytest.raises(ValueError, match=words):
+            env.step(np.zeros(6, np.int64))

@@ -14,22 +14,35 @@ Learner actions (`set_actions`) are checked before anything changes: one integer
 illegal_move="raise" (R31) a ValueError naming the table and the id for a move that is not
 legal now. Under "penalize" the kernel plays an illegal id as Wait and adds a penalty to the
 learner's team (core/tick.py); under "ignore" it is a free Wait.
+
+Seats played from outside numba (`external`): a caller may mark other seats POLICY_EXTERNAL
+in `kinds` (per table, at any time) and set `external`, a callable
+`external(obs_rows, mask_rows, table_idx, seat_idx) -> ids`. Before each step's kernel, one
+numba call (core/batch.py tick_inputs_tuples) gathers the observation (float32 [n, OBS_DIM])
+and legal moves (bool [n, N_ACTIONS]) of every such seat of every table, table-major, and
+`external` is called once with all n rows; its ids (one integer id per row, checked as the
+learner's, R31 under "raise" included) are played by those seats in that step. With
+`external` None no seat is gathered and the step is the single kernel call.
 """
 from __future__ import annotations
 
 import numpy as np
 
-from ..actions import check_action_array
+from ..actions import N_ACTIONS, check_action_array
+from ..bots import core_bot
 from ..config import RulesConfig
-from ..core.batch import (REWARD_RELATIVE, REWARD_SCORE, vec_step_observe_batch,
-                         vec_step_observe_range)
+from ..core.batch import (
+    REWARD_RELATIVE,
+    REWARD_SCORE,
+    tick_inputs_tuples,
+    vec_step_observe_batch,
+    vec_step_observe_range,
+)
 from ..core.observe import OBS_DIM
 from ..core.policies import POLICY_EXTERNAL, new_policy_arrays
-from ..bots import core_bot
 from ..engine import Engine
-from .episode import env_config
+from .episode import check_rule_kwargs, check_seed, env_config, illegal_move_error
 from .opponents import opponents_per_seat
-from .episode import check_rule_kwargs, check_seed, illegal_move_error
 
 REWARDS = {"score": REWARD_SCORE, "relative": REWARD_RELATIVE}
 
@@ -108,6 +121,9 @@ class LearnerBatch:
         self.final_obs = np.zeros((num_envs, 1, OBS_DIM), np.float32)
         self.policy_rng = np.zeros(num_envs, np.uint64)
         self.actions = np.zeros(num_envs, np.int16)
+        self.external = None               # the outside seats' callable (module docstring)
+        self._no_tables = np.zeros(0, np.int64)   # tick_inputs_tuples: no core bots to write
+        self._seat_obs = None
 
     def reset(self, seed=None) -> np.ndarray:
         """Deal every table (seed: restart the engine's generator; None: continue it); the
@@ -136,6 +152,8 @@ class LearnerBatch:
         the tick: core/batch.py vec_step_observe_*). rewards / terminated / truncated /
         final_scores / final_obs hold the step's results."""
         eng = self.engine
+        if self.external is not None:
+            self._external_actions()
         obs = np.empty((self.num_envs, 1, OBS_DIM), np.float32)
         eng.run_kernel(vec_step_observe_batch, vec_step_observe_range, eng.masks, eng.actions,
                        eng.priority, eng.applied, self.actions, self.learner_seat, self.kinds,
@@ -143,6 +161,34 @@ class LearnerBatch:
                        self.rewards, self.terminated, self.truncated, self.final_scores,
                        self.final_obs, obs)
         return obs.reshape(self.num_envs, OBS_DIM)
+
+    def _external_actions(self) -> None:
+        """eng.actions of every POLICY_EXTERNAL seat but the learner's, from one call of
+        `external` over all their rows (module docstring)."""
+        ext = self.kinds == POLICY_EXTERNAL
+        ext[:, self.learner_seat] = False
+        row_t, row_s = np.nonzero(ext)                  # table-major
+        n = row_t.size
+        if n == 0:
+            return
+        eng = self.engine
+        if self._seat_obs is None:
+            self._seat_obs = np.zeros((self.num_envs, 1, OBS_DIM), np.float32)
+        obs = np.empty((n, OBS_DIM), np.float32)         # fresh: the callee's to keep
+        masks = np.empty((n, N_ACTIONS), np.int8)
+        eng.run_tuples_kernel(tick_inputs_tuples, eng.masks, self.kinds, self.knobs,
+                              self.policy_rng, eng.actions, self._no_tables, self._seat_obs,
+                              row_t, row_s, obs, masks)
+        masks = masks.view(bool)
+        ids = check_action_array(self.external(obs, masks, row_t, row_s), (n,),
+                                 "external ids")
+        if self._raise_illegal:
+            bad = ~masks[np.arange(n), ids]
+            if bad.any():
+                k = int(np.flatnonzero(bad)[0])
+                raise illegal_move_error(f"external ids[{k}] (table {int(row_t[k])}, seat "
+                                         f"{int(row_s[k])})", int(ids[k]), masks[k])
+        eng.actions[row_t, row_s] = ids
 
     def observe(self) -> np.ndarray:
         return self.engine.observe(self.learner_seat)[:, 0].copy()
