@@ -19,7 +19,6 @@ import sys
 import tempfile
 from pathlib import Path
 
-import numpy as np
 
 from agents.tournament import run_tournament
 
@@ -28,21 +27,12 @@ BOTS = ("heuristic", "greedy", "heuristic:style=river-builder")
 
 def save_model(path, net_arch, seed=0) -> None:
     """An untrained MaskablePPO with the learner's spaces, saved at path."""
-    import gymnasium as gym
     from sb3_contrib import MaskablePPO
 
-    class Spaces(gym.Env):
-        observation_space = gym.spaces.Box(-1.0, 1.0, (791,), np.float32)
-        action_space = gym.spaces.Discrete(322)
+    from nertz_env.envs.spaces import SpacesOnlyEnv
 
-        def reset(self, seed=None, options=None):
-            return np.zeros(791, np.float32), {}
-
-        def step(self, action):
-            return np.zeros(791, np.float32), 0.0, True, False, {}
-
-    MaskablePPO("MlpPolicy", Spaces(), policy_kwargs={"net_arch": list(net_arch)}, n_steps=8,
-                batch_size=8, seed=seed, device="cpu").save(path)
+    MaskablePPO("MlpPolicy", SpacesOnlyEnv(), policy_kwargs={"net_arch": list(net_arch)},
+                n_steps=8, batch_size=8, seed=seed, device="cpu").save(path)
 
 
 def main(argv=None) -> int:

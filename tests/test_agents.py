@@ -15,6 +15,7 @@ from nertz_env.core.policies import (N_KNOBS, POLICY_RANDOM, POLICY_SCORED, new_
                                      policy_actions_range)
 from nertz_env.engine import Engine
 from nertz_env.layout import PLAYING
+from nertz_env.envs.spaces import SpacesOnlyEnv
 
 CONFIGS = [
     RulesConfig(num_teams=2),
@@ -155,31 +156,14 @@ def test_split_specs():
             split_specs(text)
 
 
-def _spaces_env():
-    """A stand-in env with NertzGymEnv's spaces: enough to build and save a model."""
-    import gymnasium as gym
-
-    class Env(gym.Env):
-        observation_space = gym.spaces.Box(0.0, 1.0, (791,), np.float32)
-        action_space = gym.spaces.Discrete(322)
-
-        def reset(self, seed=None, options=None):
-            return np.zeros(791, np.float32), {}
-
-        def step(self, action):
-            return np.zeros(791, np.float32), 0.0, True, False, {}
-
-    return Env()
-
-
 def test_ppo_specs_load_models_and_options(tmp_path):
     """ppo:PATH loads a MaskablePPO model, else a PPO one; options follow after commas."""
     sb3c = pytest.importorskip("sb3_contrib")
     from stable_baselines3 import PPO
 
     kw = dict(n_steps=8, batch_size=8, seed=0, device="cpu")
-    sb3c.MaskablePPO("MlpPolicy", _spaces_env(), **kw).save(tmp_path / "m.zip")
-    PPO("MlpPolicy", _spaces_env(), **kw).save(tmp_path / "p.zip")
+    sb3c.MaskablePPO("MlpPolicy", SpacesOnlyEnv(), **kw).save(tmp_path / "m.zip")
+    PPO("MlpPolicy", SpacesOnlyEnv(), **kw).save(tmp_path / "p.zip")
     a = make_agent(f"ppo:{tmp_path / 'm.zip'}")
     assert a.name == f"ppo:{tmp_path / 'm.zip'}" and a.policy.deterministic
     assert type(a.policy.model).__name__ == "MaskablePPO"

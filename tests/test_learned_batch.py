@@ -13,6 +13,7 @@ from agents.base import Agent
 from agents.tournament import run_tournament
 from nertz_env import RulesConfig
 from nertz_env.envs.opponents import FrozenPolicy
+from nertz_env.envs.spaces import SpacesOnlyEnv
 
 sb3c = pytest.importorskip("sb3_contrib")
 th = pytest.importorskip("torch")
@@ -20,26 +21,9 @@ th = pytest.importorskip("torch")
 OBS, N = 791, 322
 
 
-def _spaces_env():
-    """The learner's spaces, enough to build and save a model (no training)."""
-    import gymnasium as gym
-
-    class Env(gym.Env):
-        observation_space = gym.spaces.Box(-1.0, 1.0, (OBS,), np.float32)
-        action_space = gym.spaces.Discrete(N)
-
-        def reset(self, seed=None, options=None):
-            return np.zeros(OBS, np.float32), {}
-
-        def step(self, action):
-            return np.zeros(OBS, np.float32), 0.0, True, False, {}
-
-    return Env()
-
-
 def _model(cls=None, seed=0):
     cls = cls or sb3c.MaskablePPO
-    return cls("MlpPolicy", _spaces_env(), policy_kwargs={"net_arch": [32, 32]}, n_steps=8,
+    return cls("MlpPolicy", SpacesOnlyEnv(), policy_kwargs={"net_arch": [32, 32]}, n_steps=8,
                batch_size=8, seed=seed, device="cpu")
 
 

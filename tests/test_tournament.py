@@ -14,6 +14,7 @@ from agents.tournament import deal_keys, make_lineups, run_tournament
 from nertz_env import RulesConfig
 from nertz_env.core.batch import deal_bots_range
 from nertz_env.engine import Engine
+from nertz_env.envs.spaces import SpacesOnlyEnv
 
 
 class PythonOnly(Agent):
@@ -215,33 +216,12 @@ def test_write_files_are_reproducible(tmp_path):
     assert "heuristic" in a.table()
 
 
-def _spaces_env():
-    """A stand-in env with the learner's spaces: enough to build and save a model without
-    compiling a vector env (what the runner plays is the saved model, not its training)."""
-    import gymnasium as gym
-
-    class Env(gym.Env):
-        observation_space = gym.spaces.Box(-1.0, 1.0, (791,), np.float32)
-        action_space = gym.spaces.Discrete(322)
-
-        def reset(self, seed=None, options=None):
-            return np.zeros(791, np.float32), {}
-
-        def step(self, action):
-            return np.zeros(791, np.float32), 0.0, True, False, {}
-
-        def action_masks(self):
-            return np.ones(322, bool)
-
-    return Env()
-
-
 def test_ppo_agent_plays_in_a_tournament(tmp_path):
     """ppo:model.zip (a saved MaskablePPO) is an agent like the bots: the runner drives it
     from Python, it only plays legal moves (masked), and the numbers are reproducible."""
     sb3c = pytest.importorskip("sb3_contrib")
     path = tmp_path / "tiny.zip"
-    sb3c.MaskablePPO("MlpPolicy", _spaces_env(), n_steps=8, batch_size=8, seed=0,
+    sb3c.MaskablePPO("MlpPolicy", SpacesOnlyEnv(), n_steps=8, batch_size=8, seed=0,
                      device="cpu").save(path)
     spec = f"ppo:{path}"
     config = RulesConfig(max_ticks=150)                  # illegal_move="raise": masked, never
@@ -263,7 +243,7 @@ def test_unmasked_ppo_follows_the_tables_illegal_move(tmp_path):
     pytest.importorskip("sb3_contrib")
     from stable_baselines3 import PPO
     path = tmp_path / "plain.zip"
-    PPO("MlpPolicy", _spaces_env(), n_steps=8, batch_size=8, seed=0, device="cpu").save(path)
+    PPO("MlpPolicy", SpacesOnlyEnv(), n_steps=8, batch_size=8, seed=0, device="cpu").save(path)
     spec = f"ppo:{path}"
     with pytest.raises(ValueError, match="plain.zip"):
         run_tournament(["greedy", spec], config=RulesConfig(max_ticks=50), deals=2, seed=1,
