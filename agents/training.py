@@ -895,6 +895,20 @@ def save_checkpoint(model, cfg: TrainConfig, run: Path) -> Path:
     return path
 
 
+def export_for_play(src, dst) -> Path:
+    """A model to play, not to train on: the checkpoint's policy with a fresh optimizer (its
+    Adam moments are two thirds of a checkpoint's bytes and play never reads them), saved as
+    dst. Loads with MaskablePPO.load and make_agent("ppo:dst") like any saved model."""
+    from sb3_contrib import MaskablePPO
+
+    model = MaskablePPO.load(str(src), device="cpu")
+    pol = model.policy
+    pol.optimizer = pol.optimizer_class(pol.parameters(), lr=model.lr_schedule(1),
+                                        **pol.optimizer_kwargs)
+    model.save(dst)
+    return Path(dst)
+
+
 def checkpoint_files(path) -> tuple:
     """(zip, json, rng) paths of a checkpoint given as its zip (with or without .zip)."""
     p = Path(path)

@@ -427,3 +427,18 @@ def test_external_seats_get_their_ids_from_one_call_and_bad_ids_are_value_errors
         b.external = bad
         with pytest.raises(ValueError, match=words):
             env.step(np.zeros(6, np.int64))
+
+
+def test_export_for_play_keeps_the_policy_and_drops_the_optimizer_state(tmp_path):
+    from agents.registry import make_agent
+
+    cfg = tiny(tmp_path, timesteps=256)
+    model = training.train(cfg, log=lambda *a: None)
+    src = tmp_path / "run" / "final.zip"
+    dst = training.export_for_play(src, tmp_path / "play.zip")
+    assert dst.stat().st_size < src.stat().st_size
+    env = make_env(cfg, seed=9, monitor=False)
+    obs, masks = env.reset(), env.action_masks()
+    a, b = make_agent(f"ppo:{src}"), make_agent(f"ppo:{dst}")
+    assert (a.act_batch(obs, masks) == b.act_batch(obs, masks)).all()
+    assert model.num_timesteps == 256
