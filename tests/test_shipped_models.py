@@ -54,3 +54,30 @@ def test_no_models_says_so(tmp_path, monkeypatch):
     monkeypatch.setattr(registry, "MODELS_DIR", tmp_path)
     with pytest.raises(ValueError, match="shipped models are for teams none"):
         make_agent("learned")
+
+
+def test_the_shipped_models_load_by_their_specs_and_play_legal_moves():
+    """The package's own models (agents/models/, docs/models.md): small files, loadable by
+    exactly these specs, legal moves at their table sizes."""
+    models = shipped_models()
+    assert sorted(models) == [2, 4]
+    for spec, teams in (("learned", 2), ("learned:teams=4", 4)):
+        assert models[teams].stat().st_size < 2_000_000
+        bot = make_agent(spec)
+        assert bot.name == spec
+        env = NertzVecEnv(num_envs=16, num_teams=teams, seed=teams, max_ticks=100,
+                          opponents="heuristic")
+        obs = env.reset()
+        for _ in range(20):
+            masks = env.action_masks()
+            acts = bot.act_batch(obs, masks)
+            assert masks[np.arange(16), acts].all()
+            obs, *_ = env.step(acts)
+
+
+def test_nertz_tournament_plays_learned_against_the_heuristic(capsys):
+    from agents.cli import main
+
+    assert main(["tournament", "--agents", "learned,heuristic", "--teams", "2", "--deals", "2",
+                 "--quiet"]) == 0
+    assert "learned" in capsys.readouterr().out
