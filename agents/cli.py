@@ -246,10 +246,13 @@ def cmd_tournament(args) -> int:
         except OSError as err:
             raise ValueError(f"--out {args.out!r}: cannot create that folder "
                              f"({err.strerror or err})") from None
-    res = run_tournament(agents, config=cfg, deals=deals, seed=args.seed, mode=args.mode,
-                         format=args.format, progress=not args.quiet,
-                         max_game_hands=args.max_game_hands, precision=args.precision,
-                         max_deals=args.max_deals)
+    ray = args.ray is not None
+    res = run_tournament(split_specs(args.agents) if ray else agents, config=cfg, deals=deals,
+                         seed=args.seed, mode=args.mode, format=args.format,
+                         progress=not args.quiet, max_game_hands=args.max_game_hands,
+                         precision=args.precision, max_deals=args.max_deals,
+                         executor="ray" if ray else "local",
+                         ray_address=args.ray or None, block_deals=args.block_deals)
     n_seat = sorted({len(s) for s in res.seatings})
     tables = len(res.records)
     played = (f"{tables} games ({res.hands_played} hands)" if res.mode == "games"
@@ -323,7 +326,9 @@ def cmd_experiment(args) -> int:
         except OSError as err:
             raise ValueError(f"--out {args.out!r}: cannot create that folder "
                              f"({err.strerror or err})") from None
-    res = run_experiment(spec, progress=not args.quiet)
+    res = run_experiment(spec, progress=not args.quiet,
+                         executor="local" if args.ray is None else "ray",
+                         ray_address=args.ray or None, block_deals=args.block_deals)
     cells = len(res.cells)
     hands = sum(c["hands"] for c in res.cells)
     print(f"experiment {spec.name!r}: {len(spec.treatments)} treatment(s) against "
@@ -430,6 +435,13 @@ def build_parser() -> argparse.ArgumentParser:
                         "each table (default auto: round-robin when there are enough agents)")
     t.add_argument("--out", default="", metavar="DIR", help="write the leaderboard files here")
     t.add_argument("--no-plot", action="store_true", help="skip leaderboard.png")
+    t.add_argument("--ray", nargs="?", const="", default=None, metavar="ADDRESS",
+                   help="play the deals as Ray tasks in blocks (--block-deals), on the Ray "
+                        "cluster at ADDRESS (e.g. auto, ray://host:10001) or, without one, a "
+                        "local Ray instance; the same files as without --ray")
+    t.add_argument("--block-deals", type=_int_at_least(1, MAX_DEALS), default=None,
+                   metavar="N", help="with --ray: deals per task (default: 1/8 of a run's "
+                                     "deals)")
     t.add_argument("--quiet", action="store_true",
                    help="no progress bar, and no first-run notice (on a fresh install numba "
                         "first compiles the kernels, about a minute on 2 cores; without "
@@ -495,6 +507,13 @@ def build_parser() -> argparse.ArgumentParser:
     x.add_argument("--name", default=None, help="a label for the report and plot")
     x.add_argument("--out", default="", metavar="DIR", help="write the result files here")
     x.add_argument("--no-plot", action="store_true", help="skip forest.png")
+    x.add_argument("--ray", nargs="?", const="", default=None, metavar="ADDRESS",
+                   help="play the deals as Ray tasks in blocks (--block-deals), on the Ray "
+                        "cluster at ADDRESS (e.g. auto, ray://host:10001) or, without one, a "
+                        "local Ray instance; the same files as without --ray")
+    x.add_argument("--block-deals", type=_int_at_least(1, MAX_DEALS), default=None,
+                   metavar="N", help="with --ray: deals per task (default: 1/8 of a run's "
+                                     "deals)")
     x.add_argument("--quiet", action="store_true", help="no progress bar")
     x.set_defaults(func=cmd_experiment)
 

@@ -74,8 +74,8 @@ from nertz_env.config import RulesConfig
 
 from . import report, stats
 from .registry import make_agent
-from .tournament import (grow_bar, hand_records, make_lineups, next_deals,
-                         play_deals, progress_bar, seatings)
+from .tournament import (check_executor, grow_bar, hand_records, make_lineups, next_deals,
+                         play_deals, play_deals_ray, progress_bar, seatings)
 
 OUTCOMES = ("points", "relative", "win")
 MODES = ("hands", "games")
@@ -281,13 +281,17 @@ class ExperimentResult:
         return paths
 
 
-def run_experiment(spec: ExperimentSpec, *, progress: bool = True,
-                   batch_tables: int = 2048) -> ExperimentResult:
-    """Play every cell of the spec and return its rows (module docstring)."""
+def run_experiment(spec: ExperimentSpec, *, progress: bool = True, batch_tables: int = 2048,
+                   executor: str = "local", ray_address: str | None = None,
+                   block_deals: int | None = None) -> ExperimentResult:
+    """Play every cell of the spec and return its rows (module docstring). executor "ray":
+    every cell's deals in blocks of Ray tasks (run_tournament's executor), the same rows."""
     if not isinstance(spec, ExperimentSpec):
         raise ValueError(f"spec must be an ExperimentSpec (load_spec, spec_from_dict), got "
                          f"{type(spec).__name__}")
     spec.check()
+    check_executor(executor, [], block_deals)
+    ray = None if executor == "local" else (ray_address, block_deals)
     for s in [spec.baseline, *spec.treatments.values()]:
         make_agent(s, seed=spec.seed)              # a bad spec fails before anything plays
     for o in spec.opponents:
@@ -301,7 +305,7 @@ def run_experiment(spec: ExperimentSpec, *, progress: bool = True,
     rows, cell_rows, elapsed = [], [], 0.0
     for cell, plan in zip(cells, plans):
         t0 = time.perf_counter()
-        records, hands, blocks = _play_cell(spec, cell, plan, bar, batch_tables)
+        records, hands, blocks = _play_cell(spec, cell, plan, bar, batch_tables, ray)
         elapsed += time.perf_counter() - t0
         effects = _effects(spec, cell, plan, records, hands)
         widest = max(e["half_width"] for e in effects if e["outcome"] == spec.outcomes[0])
@@ -337,7 +341,7 @@ def _plan(spec: ExperimentSpec, cell: Cell) -> dict:
     return {"specs": specs, "seats": seats}
 
 
-def _play_cell(spec, cell, plan, bar, batch_tables):
+def _play_cell(spec, cell, plan, bar, batch_tables, ray=None):
     config = spec.config(cell)
     objs = [make_agent(s, seed=spec.seed) for s in plan["specs"]]
     names = [f"agent{i}" for i in range(len(objs))]
@@ -348,8 +352,12 @@ def _play_cell(spec, cell, plan, bar, batch_tables):
         100 * spec.deals if spec.max_deals is None else spec.max_deals)
     parts, blocks, lo, hi = [], [], 0, spec.deals
     while True:
-        parts.append(play_deals(config, objs, names, core, seats, spec.seed, lo, hi, cell.mode,
-                                H, batch_tables, bar))
+        if ray is None:
+            parts.append(play_deals(config, objs, names, core, seats, spec.seed, lo, hi,
+                                    cell.mode, H, batch_tables, bar))
+        else:
+            parts.append(play_deals_ray(config, plan["specs"], seats, spec.seed, lo, hi,
+                                        cell.mode, H, batch_tables, bar, ray[1], ray[0]))
         blocks.append(hi)
         cols = [np.concatenate(c) for c in zip(*parts)]
         order = np.lexsort((cols[2], cols[1], cols[0]))

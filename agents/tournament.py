@@ -311,7 +311,9 @@ def policy_keys(seed: int, lineup: int, deals: int, rotations: int) -> np.ndarra
 def run_tournament(agents, *, teams: int = 2, deals: int = 100, seed: int = 0,
                    mode: str = "hands", format: str = "auto", config: RulesConfig | None = None,
                    max_game_hands: int = 40, batch_tables: int = 2048, progress: bool = True,
-                   precision: float | None = None, max_deals: int | None = None) -> TournamentResult:
+                   precision: float | None = None, max_deals: int | None = None,
+                   executor: str = "local", ray_address: str | None = None,
+                   block_deals: int | None = None) -> TournamentResult:
     """Play a tournament and return its records, leaderboard and paired differentials.
 
     agents: specs for make_agent ("random", "greedy", "heuristic:style=cautious",
@@ -324,6 +326,10 @@ def run_tournament(agents, *, teams: int = 2, deals: int = 100, seed: int = 0,
     precision: play deals in blocks until every paired difference's 95% half-width is at
     most this many points per hand, or max_deals deals per lineup (default 100 x deals) are
     played (module docstring); the result's `unmet` lists the pairs that did not get there.
+    executor: "local" (this process) or "ray": deals cut into blocks of block_deals (default
+    ceil(deals / 8)), each a Ray task at ray_address (None: a local Ray instance) that plays
+    its block inside numba; blocks are merged in deal order, so the result equals a local
+    run byte for byte. Ray needs agents given as spec strings (built again on each worker).
     """
     if config is None:
         config = RulesConfig(num_teams=teams)
@@ -353,6 +359,7 @@ def run_tournament(agents, *, teams: int = 2, deals: int = 100, seed: int = 0,
     cap = None if precision is None else (100 * deals if max_deals is None else max_deals)
     if isinstance(agents, str):
         agents = split_specs(agents)
+    check_executor(executor, agents, block_deals)
     objs = [make_agent(a, seed=seed) for a in agents]
     names = _unique_names([getattr(a, "name", type(a).__name__) for a in objs])
     T = config.num_teams
@@ -377,8 +384,12 @@ def run_tournament(agents, *, teams: int = 2, deals: int = 100, seed: int = 0,
     elapsed = 0.0
     while True:
         t0 = time.perf_counter()
-        parts.append(play_deals(config, objs, names, core, seats, seed, lo, hi, mode, H,
-                                 batch_tables, bar))
+        if executor == "ray":
+            parts.append(play_deals_ray(config, list(agents), seats, seed, lo, hi, mode, H,
+                                        batch_tables, bar, block_deals, ray_address))
+        else:
+            parts.append(play_deals(config, objs, names, core, seats, seed, lo, hi, mode, H,
+                                    batch_tables, bar))
         elapsed += time.perf_counter() - t0
         blocks.append(hi)
         cols = [np.concatenate(c) for c in zip(*parts)]
@@ -464,6 +475,65 @@ def play_deals(config, objs, names, core, seats, seed, d_lo, d_hi, mode, H, batc
              mode == "games", *outs)
         bar.update(n)
     return lu, dd, rr, agent_at, out_scores, out_hands, out_calls, out_winner, out_ticks
+
+
+EXECUTORS = ("local", "ray")
+
+
+def check_executor(executor, agents, block_deals) -> None:
+    """ValueError unless executor is local or ray (with spec strings) and block_deals fits."""
+    if executor not in EXECUTORS:
+        raise ValueError(f"executor {executor!r} is unknown; executors are {', '.join(EXECUTORS)}")
+    if block_deals is not None and (isinstance(block_deals, bool) or
+                                    not isinstance(block_deals, int) or block_deals < 1):
+        raise ValueError(f"block_deals={block_deals!r} must be an int >= 1 or None")
+    if executor == "ray":
+        bad = [a for a in agents if not isinstance(a, str)]
+        if bad:
+            raise ValueError(f"executor='ray' builds the agents again on every worker: give "
+                             f"them as spec strings, not {type(bad[0]).__name__} objects")
+        try:
+            import ray  # noqa: F401
+        except ImportError:
+            raise ValueError("executor='ray' needs Ray: pip install 'ray[default]' (or the "
+                             "clients extra)") from None
+
+
+def _ray_block(config, specs, seats, seed, d_lo, d_hi, mode, H, batch_tables):
+    """One block of deals on a Ray worker: the agents built from their specs, play_deals."""
+    objs = [make_agent(a, seed=seed) for a in specs]
+    names = _unique_names([getattr(a, "name", type(a).__name__) for a in objs])
+    core = [a.core_policy() if hasattr(a, "core_policy") else None for a in objs]
+    return play_deals(config, objs, names, core, seats, seed, d_lo, d_hi, mode, H,
+                      batch_tables, _NoBar())
+
+
+def play_deals_ray(config, specs, seats, seed, d_lo, d_hi, mode, H, batch_tables, bar,
+                   block_deals=None, address=None, task_body=None):
+    """play_deals over Ray: deals d_lo..d_hi-1 in blocks, one task each (retried by Ray, up
+    to 3 times, when its worker dies), merged in deal order: the same columns as play_deals,
+    in block order. task_body: the block's function (default _ray_block, same arguments)."""
+    import ray
+
+    if not ray.is_initialized():
+        ray.init(address=address, include_dashboard=False, log_to_driver=False)
+    block = block_deals or max(1, -(-(d_hi - d_lo) // 8))
+    task = ray.remote(max_retries=3)(task_body or _ray_block)
+    per_deal = sum(len(s) for s in seats)
+    refs = {}
+    for a in range(d_lo, d_hi, block):
+        b = min(d_hi, a + block)
+        refs[task.remote(config, specs, seats, seed, a, b, mode, H, batch_tables)] = (a, b)
+    done = {}
+    pending = list(refs)
+    while pending:
+        ready, pending = ray.wait(pending, num_returns=1)
+        for r in ready:
+            a, b = refs[r]
+            done[a] = ray.get(r)
+            bar.update((b - a) * per_deal)
+    blocks = [done[a] for a in sorted(done)]
+    return tuple(np.concatenate(c) for c in zip(*blocks))
 
 
 def hand_records(mode, lu, dd, rr, agent_at, scores, n_hands, calls, winners, ticks):
