@@ -499,9 +499,19 @@ def check_executor(executor, agents, block_deals) -> None:
                              "clients extra)") from None
 
 
+_WORKER_AGENTS: dict = {}     # (spec, seed) -> agent: a worker loads each agent (a model) once
+
+
 def _ray_block(config, specs, seats, seed, d_lo, d_hi, mode, H, batch_tables):
-    """One block of deals on a Ray worker: the agents built from their specs, play_deals."""
-    objs = [make_agent(a, seed=seed) for a in specs]
+    """One block of deals on a Ray worker: the agents built from their specs (once per worker
+    process), then play_deals. Agents that sample from their own generator (a learned agent
+    with deterministic=false) draw in another order than a local run; every other agent's
+    moves depend only on the position, so the files match."""
+    objs = []
+    for a in specs:
+        if (a, seed) not in _WORKER_AGENTS:
+            _WORKER_AGENTS[(a, seed)] = make_agent(a, seed=seed)
+        objs.append(_WORKER_AGENTS[(a, seed)])
     names = _unique_names([getattr(a, "name", type(a).__name__) for a in objs])
     core = [a.core_policy() if hasattr(a, "core_policy") else None for a in objs]
     return play_deals(config, objs, names, core, seats, seed, d_lo, d_hi, mode, H,

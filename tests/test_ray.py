@@ -2,9 +2,16 @@
 a local Ray instance, merged in deal order, give the same files as a local run."""
 from __future__ import annotations
 
+import os
+
 import pytest
 
-ray = pytest.importorskip("ray")
+try:
+    import ray
+except ImportError:                      # .ci/run (NERTZ_REQUIRE_CLIENTS=1) never skips these
+    if os.environ.get("NERTZ_REQUIRE_CLIENTS") == "1":
+        raise
+    pytest.skip("ray is not installed: pip install -e '.[ray]'", allow_module_level=True)
 
 from agents.cli import main  # noqa: E402
 from agents.experiment import run_experiment, spec_from_dict  # noqa: E402
@@ -93,12 +100,7 @@ def test_a_worker_that_dies_is_replaced_and_the_result_does_not_change(local_ray
                       64, _NoBar())
     got = play_deals_ray(cfg, specs, seats, seed, 0, 9, "hands", 1, 64, _NoBar(),
                          block_deals=3, task_body=dies_once)
-    assert not os_path_exists(marker)                     # the kill did happen
+    assert not os.path.exists(marker)                      # the kill did happen
     order = np.lexsort((got[2], got[1], got[0]))
     for a, b in zip(want, got):
         assert np.array_equal(a, b[order])
-
-
-def os_path_exists(path):
-    import os
-    return os.path.exists(path)
