@@ -342,6 +342,17 @@ def cmd_experiment(args) -> int:
     return 0
 
 
+def _add_ray(p: argparse.ArgumentParser) -> None:
+    """--ray [ADDRESS] and --block-deals, the same for tournaments and experiments."""
+    p.add_argument("--ray", nargs="?", const="", default=None, metavar="ADDRESS",
+                   help="play the deals as Ray tasks in blocks (--block-deals), on the Ray "
+                        "cluster at ADDRESS (e.g. auto, ray://host:10001) or, without one, a "
+                        "local Ray instance; the same files as without --ray")
+    p.add_argument("--block-deals", type=_int_at_least(1, MAX_DEALS), default=None,
+                   metavar="N", help="with --ray: deals per task (default: 1/8 of a run's "
+                                     "deals)")
+
+
 def build_parser() -> argparse.ArgumentParser:
     ap = _Parser(
         prog="nertz",
@@ -435,13 +446,7 @@ def build_parser() -> argparse.ArgumentParser:
                         "each table (default auto: round-robin when there are enough agents)")
     t.add_argument("--out", default="", metavar="DIR", help="write the leaderboard files here")
     t.add_argument("--no-plot", action="store_true", help="skip leaderboard.png")
-    t.add_argument("--ray", nargs="?", const="", default=None, metavar="ADDRESS",
-                   help="play the deals as Ray tasks in blocks (--block-deals), on the Ray "
-                        "cluster at ADDRESS (e.g. auto, ray://host:10001) or, without one, a "
-                        "local Ray instance; the same files as without --ray")
-    t.add_argument("--block-deals", type=_int_at_least(1, MAX_DEALS), default=None,
-                   metavar="N", help="with --ray: deals per task (default: 1/8 of a run's "
-                                     "deals)")
+    _add_ray(t)
     t.add_argument("--quiet", action="store_true",
                    help="no progress bar, and no first-run notice (on a fresh install numba "
                         "first compiles the kernels, about a minute on 2 cores; without "
@@ -507,13 +512,7 @@ def build_parser() -> argparse.ArgumentParser:
     x.add_argument("--name", default=None, help="a label for the report and plot")
     x.add_argument("--out", default="", metavar="DIR", help="write the result files here")
     x.add_argument("--no-plot", action="store_true", help="skip forest.png")
-    x.add_argument("--ray", nargs="?", const="", default=None, metavar="ADDRESS",
-                   help="play the deals as Ray tasks in blocks (--block-deals), on the Ray "
-                        "cluster at ADDRESS (e.g. auto, ray://host:10001) or, without one, a "
-                        "local Ray instance; the same files as without --ray")
-    x.add_argument("--block-deals", type=_int_at_least(1, MAX_DEALS), default=None,
-                   metavar="N", help="with --ray: deals per task (default: 1/8 of a run's "
-                                     "deals)")
+    _add_ray(x)
     x.add_argument("--quiet", action="store_true", help="no progress bar")
     x.set_defaults(func=cmd_experiment)
 

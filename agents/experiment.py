@@ -63,7 +63,6 @@ import dataclasses
 import itertools
 import math
 import numbers
-import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -197,11 +196,8 @@ class ExperimentSpec:
     def config(self, cell: Cell) -> RulesConfig:
         """The RulesConfig of a cell (ValueError naming the speeds or rules variant)."""
         kw = dict(self.rules[cell.rules])
-        if "move_ticks" in kw and isinstance(kw["move_ticks"], dict):
-            kw["move_ticks"] = dict(kw["move_ticks"])
-        for k in ("team_sizes",):
-            if isinstance(kw.get(k), list):
-                kw[k] = tuple(kw[k])
+        if isinstance(kw.get("team_sizes"), list):           # TOML arrays are lists
+            kw["team_sizes"] = tuple(kw["team_sizes"])
         try:
             base = RulesConfig(num_teams=cell.teams, **kw)
             seats = base.num_seats
@@ -539,6 +535,3 @@ def main_table(result: ExperimentResult) -> str:
                          f"+-{result.spec.precision:g} (95%)")
     return "\n".join(lines)
 
-
-if __name__ == "__main__":  # pragma: no cover
-    sys.exit("use: nertz experiment --help")
