@@ -175,6 +175,14 @@ def cmd_play(args) -> int:
     from nertz_env.table import Table
 
     cfg = _config(args)
+    if args.human:
+        from .play_web import play_from_args
+        return play_from_args(args, cfg)
+    human_only = [o for o, v in (("--terminal", args.terminal), ("--against", args.against),
+                                 ("--port", args.port), ("--replay-out", args.replay_out),
+                                 ("--no-browser", args.no_browser)) if v]
+    if human_only:
+        raise ValueError(f"{human_only[0]} is an option of 'nertz play --human'")
     table = Table.deal(cfg, seed=args.seed)
     rng = np.random.default_rng(args.seed)
     print(table.render())
@@ -240,6 +248,7 @@ def cmd_tournament(args) -> int:
                              f"cap must be at least the first block")
     agents = [make_agent(s, seed=args.seed) for s in split_specs(args.agents)]
     make_lineups(len(agents), cfg.num_teams, args.format)
+    _check_record(args)
     if args.out:
         try:                                  # before playing: a bad --out fails at once
             Path(args.out).mkdir(parents=True, exist_ok=True)
@@ -252,7 +261,8 @@ def cmd_tournament(args) -> int:
                          progress=not args.quiet, max_game_hands=args.max_game_hands,
                          precision=args.precision, max_deals=args.max_deals,
                          executor="ray" if ray else "local",
-                         ray_address=args.ray or None, block_deals=args.block_deals)
+                         ray_address=args.ray or None, block_deals=args.block_deals,
+                         record=args.record)
     n_seat = sorted({len(s) for s in res.seatings})
     tables = len(res.records)
     played = (f"{tables} games ({res.hands_played} hands)" if res.mode == "games"
@@ -320,6 +330,7 @@ def cmd_experiment(args) -> int:
                              "(see 'nertz experiment --help')")
         spec = spec_from_dict({k: v for k, v in over.items() if v is not None},
                               where="nertz experiment")
+    _check_record(args)
     if args.out:
         try:
             Path(args.out).mkdir(parents=True, exist_ok=True)
@@ -328,7 +339,8 @@ def cmd_experiment(args) -> int:
                              f"({err.strerror or err})") from None
     res = run_experiment(spec, progress=not args.quiet,
                          executor="local" if args.ray is None else "ray",
-                         ray_address=args.ray or None, block_deals=args.block_deals)
+                         ray_address=args.ray or None, block_deals=args.block_deals,
+                         record=args.record)
     cells = len(res.cells)
     hands = sum(c["hands"] for c in res.cells)
     print(f"experiment {spec.name!r}: {len(spec.treatments)} treatment(s) against "
@@ -339,6 +351,54 @@ def cmd_experiment(args) -> int:
     if args.out:
         paths = res.write(args.out, plot=not args.no_plot)
         print("wrote " + ", ".join(str(p) for p in paths))
+    return 0
+
+
+def _add_record(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--record", default=None, metavar="WHICH",
+                   help="keep replays of some tables under --out DIR/replays: all, first:N "
+                        "(the first N tables) or deals:D1,D2 (every seating of those deals); "
+                        "watch one with 'nertz replay FILE'")
+
+
+def _check_record(args) -> None:
+    from .tournament import parse_record
+    parse_record(args.record)
+    if args.record is not None and not args.out:
+        raise ValueError("--record needs --out DIR: the replays are written to DIR/replays")
+
+
+def cmd_replay(args) -> int:
+    from nertz_env.replay import Replay
+    from nertz_env.replay_show import browse, events, frame_text, write_animation
+
+    rep = Replay.load(args.file)
+    if not rep.hands:
+        raise ValueError(f"replay file {args.file!r} holds no hand")
+    rep._hand(args.hand)                      # a bad --hand fails before any work
+    print(f"{args.file}: {len(rep.hands)} hand(s), {rep.config.num_teams} teams, seats "
+          + ", ".join(f"{s} {a}" for s, a in enumerate(rep.agents)))
+    print("\n".join(rep.summary()))
+    if not args.no_check:
+        rep.check()
+        print("checked: every hand replays to its recorded end (layout digest, scores, tick)")
+    frames = None
+    if args.events or args.tick is not None:
+        frames = rep.frames(args.hand)
+    if args.events:
+        print("\n".join(f"tick {t}: {ev}" for t, ev in events(frames)) or "no events")
+    if args.tick is not None:
+        first, last = frames[0]["tick"], frames[-1]["tick"]
+        if not first <= args.tick <= last:
+            raise ValueError(f"--tick {args.tick}: hand {args.hand} has ticks {first}..{last}")
+        print(frame_text(rep, frames[args.tick - first]))
+    if args.html:
+        from nertz_env.viewer import write_html
+        print(f"wrote {write_html(rep, args.html, hand=args.hand)}")
+    if args.video:
+        print(f"wrote {write_animation(rep, args.video, hand=args.hand, every=args.every, fps=args.fps)}")
+    if args.browse:
+        browse(rep, args.hand, start=0)
     return 0
 
 
@@ -365,15 +425,53 @@ def build_parser() -> argparse.ArgumentParser:
                "heuristic:withhold_stream=always --teams 2,4\n\nrun 'nertz COMMAND --help' for each command's options",
         formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = ap.add_subparsers(dest="command", metavar="COMMAND")
-    p = sub.add_parser("play", help="deal one hand and play it with random legal moves",
+    p = sub.add_parser("play", help="play one hand: random legal moves, or you against bots "
+                                    "(--human)",
                        description="Deal one hand, play it with uniformly random legal moves "
                                    "(every seat, every tick), print the table every N ticks and "
-                                   "the hand scores.",
-                       epilog="example: nertz play --teams 4 --team-sizes 2,1,1,2 --every 100",
+                                   "the hand scores. With --human, you play one seat against "
+                                   "agents on a local web page (a server on 127.0.0.1 only; "
+                                   "ticks run on a wall clock, click or drag your cards, an "
+                                   "illegal move is refused with the rule that forbids it) or, "
+                                   "with --terminal, tick by tick in the terminal; the hand "
+                                   "ends with the scores and a replay file (nertz replay FILE).",
+                       epilog="examples:\n"
+                              "  nertz play --teams 4 --team-sizes 2,1,1,2 --every 100\n"
+                              "  nertz play --human --teams 2 --against heuristic\n"
+                              "  nertz play --human --teams 3 --against learned:teams=4,greedy "
+                              "--tick-ms 600 --speeds 1,2,2\n"
+                              "  nertz play --human --terminal --teams 2 --against greedy",
                        formatter_class=argparse.RawDescriptionHelpFormatter)
     _add_rules(p)
     p.add_argument("--every", type=_int_at_least(1), default=100,
                    help="print the table every N ticks, N >= 1 (default 100)")
+    p.add_argument("--speeds", default="", metavar="1,2,..",
+                   help="ticks between moves per seat (R21; default: all 1)")
+    p.add_argument("--rule", action="append", default=[], metavar="FIELD=VALUE",
+                   help="any other RulesConfig field, repeatable (as in nertz tournament)")
+    h = p.add_argument_group("you against the bots")
+    h.add_argument("--human", action="store_true",
+                   help="play one seat yourself on a local web page (or --terminal)")
+    h.add_argument("--terminal", action="store_true",
+                   help="with --human: play tick by tick in the terminal instead of a browser")
+    h.add_argument("--against", default="", metavar="SPECS",
+                   help="agents at the other seats: one spec for all, or one per seat in seat "
+                        "order, comma separated (random, greedy, heuristic[:style=S], learned, "
+                        "ppo:PATH; default heuristic)")
+    h.add_argument("--seat", type=_int_at_least(0), default=0,
+                   help="your seat (default 0); seats are numbered team by team")
+    h.add_argument("--tick-ms", type=_int_at_least(10, 60000), default=400,
+                   help="milliseconds per tick on the web page (default 400)")
+    h.add_argument("--human-period", type=_int_at_least(1, 100), default=None,
+                   help="your seat's period in ticks (R21): 2 = you move at most every other "
+                        "tick (default: as --speeds, else 1)")
+    h.add_argument("--port", type=_int_at_least(0, 65535), default=0,
+                   help="the web page's port on 127.0.0.1 (default 0: any free port)")
+    h.add_argument("--no-browser", action="store_true",
+                   help="print the page's address without opening a browser")
+    h.add_argument("--replay-out", default="", metavar="PATH",
+                   help="where to write the hand's replay (default runs/play/<time>-seed<N>"
+                        ".nertz.json.gz)")
     p.set_defaults(func=cmd_play)
     g = sub.add_parser("game", help="play whole games (R30) with random legal moves",
                        description="Play whole games to --target on the batched core, one table "
@@ -447,6 +545,7 @@ def build_parser() -> argparse.ArgumentParser:
     t.add_argument("--out", default="", metavar="DIR", help="write the leaderboard files here")
     t.add_argument("--no-plot", action="store_true", help="skip leaderboard.png")
     _add_ray(t)
+    _add_record(t)
     t.add_argument("--quiet", action="store_true",
                    help="no progress bar, and no first-run notice (on a fresh install numba "
                         "first compiles the kernels, about a minute on 2 cores; without "
@@ -513,8 +612,44 @@ def build_parser() -> argparse.ArgumentParser:
     x.add_argument("--out", default="", metavar="DIR", help="write the result files here")
     x.add_argument("--no-plot", action="store_true", help="skip forest.png")
     _add_ray(x)
+    _add_record(x)
     x.add_argument("--quiet", action="store_true", help="no progress bar")
     x.set_defaults(func=cmd_experiment)
+
+    r = sub.add_parser(
+        "replay", help="check and watch a recorded hand (text, HTML page, GIF/MP4)",
+        description="Read a replay file (written by --record, by nertz play --human or by "
+                    "nertz_env.replay.record(env)), play every hand again and check it ends "
+                    "exactly as recorded, then show it: one tick as text (--tick), the events "
+                    "(--events), a step-by-step browser in the terminal (--browse), a "
+                    "self-contained HTML page with a scrubber (--html) or an animation "
+                    "(--video a.gif or a.mp4).",
+        epilog="examples:\n  nertz tournament --agents heuristic,greedy --deals 20 --out runs/t "
+               "--record deals:0\n  nertz replay runs/t/replays/lineup0-deal0-seating0"
+               ".nertz.json.gz --events\n  nertz replay FILE --browse      (Enter next, p "
+               "previous, j N jump, / call next Nertz call, q quit)\n  nertz replay FILE "
+               "--html hand.html --video hand.gif --every 5",
+        formatter_class=argparse.RawDescriptionHelpFormatter)
+    r.add_argument("file", help="a replay file (.nertz.json.gz or .json)")
+    r.add_argument("--hand", type=_int_at_least(0), default=0,
+                   help="which hand of the file to show, 0-based (default 0)")
+    r.add_argument("--tick", type=_int_at_least(0), default=None,
+                   help="print the position at this tick and the moves chosen there")
+    r.add_argument("--events", action="store_true",
+                   help="list the hand's events: Nertz calls, burns, conflicts, illegal moves")
+    r.add_argument("--browse", action="store_true",
+                   help="step through the hand in the terminal (h for the keys)")
+    r.add_argument("--html", default=None, metavar="OUT.html",
+                   help="write a self-contained HTML viewer of the hand (no server needed)")
+    r.add_argument("--video", default=None, metavar="OUT.gif|OUT.mp4",
+                   help="write an animation of the hand (MP4 needs imageio-ffmpeg)")
+    r.add_argument("--every", type=_int_at_least(1), default=1,
+                   help="--video: keep every N-th tick (default 1)")
+    r.add_argument("--fps", type=_positive_float, default=10.0,
+                   help="--video: frames per second (default 10)")
+    r.add_argument("--no-check", action="store_true",
+                   help="skip playing every hand again to check it (on by default)")
+    r.set_defaults(func=cmd_replay)
 
     from .training import add_train_parser
     add_train_parser(sub)

@@ -73,8 +73,9 @@ from nertz_env.config import RulesConfig
 
 from . import report, stats
 from .registry import make_agent
-from .tournament import (check_executor, grow_bar, hand_records, make_lineups, next_deals,
-                         play_deals, play_deals_ray, progress_bar, seatings)
+from .tournament import (check_executor, chosen_tables, grow_bar, hand_records, make_lineups,
+                         next_deals, parse_record, play_deals, play_deals_ray, progress_bar,
+                         record_tables, replay_name, seatings)
 
 OUTCOMES = ("points", "relative", "win")
 MODES = ("hands", "games")
@@ -254,6 +255,7 @@ class ExperimentResult:
     rows: list                        # one per (treatment, cell, outcome)
     cells: list                       # one per cell: deals, hands, blocks, reached
     elapsed_s: float = 0.0
+    replays: list = field(default_factory=list)   # Replay of each recorded table (record=)
 
     def summary(self) -> dict:
         return {"spec": self.spec.as_dict(), "holm_family": len(self.rows),
@@ -270,6 +272,8 @@ class ExperimentResult:
         report.write_csv(self.rows, paths[0])
         paths[1].write_text(format_effects(self.rows, self.spec, markdown=True) + "\n")
         report.write_json(self.summary(), paths[2])
+        for rep in self.replays:
+            paths.append(rep.save(out / "replays" / replay_name(rep)))
         if plot:
             paths.append(out / "forest.png")
             plot_forest(self.rows, paths[-1], title=f"{self.spec.name}: treatment - baseline "
@@ -279,13 +283,16 @@ class ExperimentResult:
 
 def run_experiment(spec: ExperimentSpec, *, progress: bool = True, batch_tables: int = 2048,
                    executor: str = "local", ray_address: str | None = None,
-                   block_deals: int | None = None) -> ExperimentResult:
+                   block_deals: int | None = None, record: str | None = None) -> ExperimentResult:
     """Play every cell of the spec and return its rows (module docstring). executor "ray":
-    every cell's deals in blocks of Ray tasks (run_tournament's executor), the same rows."""
+    every cell's deals in blocks of Ray tasks (run_tournament's executor), the same rows.
+    record: keep replays of chosen tables of every cell, as run_tournament's `record`
+    ("all", "first:N", "deals:D1,D2"); result.replays, written under replays/."""
     if not isinstance(spec, ExperimentSpec):
         raise ValueError(f"spec must be an ExperimentSpec (load_spec, spec_from_dict), got "
                          f"{type(spec).__name__}")
     spec.check()
+    record = parse_record(record)
     check_executor(executor, [], block_deals)
     ray = None if executor == "local" else (ray_address, block_deals)
     for s in [spec.baseline, *spec.treatments.values()]:
@@ -298,10 +305,12 @@ def run_experiment(spec: ExperimentSpec, *, progress: bool = True, batch_tables:
     plans = [_plan(spec, c) for c in cells]
     total = sum(spec.deals * sum(len(s) for s in p["seats"]) for p in plans)
     bar = progress_bar(total, progress, f"{len(cells)} cells")
-    rows, cell_rows, elapsed = [], [], 0.0
-    for cell, plan in zip(cells, plans):
+    rows, cell_rows, elapsed, replays = [], [], 0.0, []
+    for i, (cell, plan) in enumerate(zip(cells, plans)):
         t0 = time.perf_counter()
-        records, hands, blocks = _play_cell(spec, cell, plan, bar, batch_tables, ray)
+        records, hands, blocks, kept = _play_cell(spec, cell, plan, bar, batch_tables, ray,
+                                                  record, i)
+        replays += kept
         elapsed += time.perf_counter() - t0
         effects = _effects(spec, cell, plan, records, hands)
         widest = max(e["half_width"] for e in effects if e["outcome"] == spec.outcomes[0])
@@ -313,7 +322,8 @@ def run_experiment(spec: ExperimentSpec, *, progress: bool = True, batch_tables:
     bar.close()
     for r, h in zip(rows, stats.holm([r["p"] for r in rows])):
         r["holm"] = bool(h)
-    return ExperimentResult(spec=spec, rows=rows, cells=cell_rows, elapsed_s=elapsed)
+    return ExperimentResult(spec=spec, rows=rows, cells=cell_rows, elapsed_s=elapsed,
+                            replays=replays)
 
 
 def _plan(spec: ExperimentSpec, cell: Cell) -> dict:
@@ -337,7 +347,7 @@ def _plan(spec: ExperimentSpec, cell: Cell) -> dict:
     return {"specs": specs, "seats": seats}
 
 
-def _play_cell(spec, cell, plan, bar, batch_tables, ray=None):
+def _play_cell(spec, cell, plan, bar, batch_tables, ray=None, record=None, cell_index=0):
     config = spec.config(cell)
     objs = [make_agent(s, seed=spec.seed) for s in plan["specs"]]
     names = [f"agent{i}" for i in range(len(objs))]
@@ -367,7 +377,18 @@ def _play_cell(spec, cell, plan, bar, batch_tables, ray=None):
             break
         lo, hi = hi, next_deals(hi, widest, spec.precision, cap)
         grow_bar(bar, (hi - lo) * sum(len(s) for s in seats))
-    return records, hands, blocks
+    if record is None:
+        return records, hands, blocks, []
+    chosen = chosen_tables(record, seats, hi)
+    start = np.cumsum([0] + [hi * len(s) for s in seats])
+    idx = [start[l] + d * len(seats[l]) + r for l, d, r in chosen]
+    K = len(spec.treatments)
+    shown = list(spec.treatments) + [f"baseline={spec.baseline}"] + plan["specs"][K + 1:]
+    replays = record_tables(config, objs, shown, core, seats, spec.seed, cell.mode, H, chosen,
+                            cols[4][idx], {"source": "experiment", "experiment": spec.name,
+                                           "cell_index": cell_index,
+                                           "cell": dataclasses.asdict(cell)})
+    return records, hands, blocks, replays
 
 
 def outcome_values(records: stats.HandRecords, outcome: str) -> np.ndarray:

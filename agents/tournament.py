@@ -77,6 +77,7 @@ from nertz_env.core.observe import OBS_DIM
 from nertz_env.core.policies import POLICY_EXTERNAL, new_policy_arrays
 from nertz_env.engine import PARALLEL_MIN_TABLES, Engine
 from nertz_env.game import decide_winner
+from nertz_env.replay import SUFFIX, Recorder, Replay
 
 from . import report, stats
 from .registry import make_agent, split_specs
@@ -106,6 +107,7 @@ class TournamentResult:
     max_deals: int | None = None      # the cap of a precision run
     deal_blocks: list = field(default_factory=list)  # deals played after each block
     unmet: list = field(default_factory=list)        # pairs wider than precision at the end
+    replays: list = field(default_factory=list)      # Replay of each recorded table (record=)
 
     @property
     def hands_played(self) -> int:
@@ -147,7 +149,8 @@ class TournamentResult:
         return report.format_table(self.leaderboard, self.pairs, mode=self.mode)
 
     def write(self, out_dir, plot: bool = True) -> list:
-        """leaderboard.csv, pairs.csv, results.json, hands.csv and leaderboard.png in out_dir."""
+        """leaderboard.csv, pairs.csv, results.json, hands.csv and leaderboard.png in out_dir,
+        and replays/lineupL-dealD-seatingR.nertz.json.gz for every recorded table."""
         out = Path(out_dir)
         out.mkdir(parents=True, exist_ok=True)
         paths = [out / "leaderboard.csv", out / "pairs.csv", out / "results.json",
@@ -156,6 +159,8 @@ class TournamentResult:
         report.write_pairs_csv(self.pairs, paths[1])
         report.write_json(self.summary(), paths[2])
         self._write_hands(paths[3])
+        for rep in self.replays:
+            paths.append(rep.save(out / "replays" / replay_name(rep)))
         if plot:
             paths.append(out / "leaderboard.png")
             report.plot_leaderboard(self.leaderboard, self.pairs, paths[-1],
@@ -313,7 +318,7 @@ def run_tournament(agents, *, teams: int = 2, deals: int = 100, seed: int = 0,
                    max_game_hands: int = 40, batch_tables: int = 2048, progress: bool = True,
                    precision: float | None = None, max_deals: int | None = None,
                    executor: str = "local", ray_address: str | None = None,
-                   block_deals: int | None = None) -> TournamentResult:
+                   block_deals: int | None = None, record: str | None = None) -> TournamentResult:
     """Play a tournament and return its records, leaderboard and paired differentials.
 
     agents: specs for make_agent ("random", "greedy", "heuristic:style=cautious",
@@ -330,6 +335,9 @@ def run_tournament(agents, *, teams: int = 2, deals: int = 100, seed: int = 0,
     ceil(deals / 8)), each a Ray task at ray_address (None: a local Ray instance) that plays
     its block inside numba; blocks are merged in deal order, so the result equals a local
     run byte for byte. Ray needs agents given as spec strings (built again on each worker).
+    record: keep replays (nertz_env/replay.py) of "all" tables, the "first:N" or those of
+    "deals:D1,D2" (every lineup and seating); after the run those tables are played again
+    tick by tick with a recorder and checked against the run's scores (result.replays).
     """
     if config is None:
         config = RulesConfig(num_teams=teams)
@@ -357,6 +365,10 @@ def run_tournament(agents, *, teams: int = 2, deals: int = 100, seed: int = 0,
         if isinstance(max_deals, bool) or not isinstance(max_deals, int) or max_deals < deals:
             raise ValueError(f"max_deals={max_deals!r} must be an int >= deals ({deals})")
     cap = None if precision is None else (100 * deals if max_deals is None else max_deals)
+    record = parse_record(record)
+    if record is not None and record[0] == "deals" and record[1][-1] >= (cap or deals):
+        raise ValueError(f"record: deal {record[1][-1]} will not be played (deals are "
+                         f"0..{(cap or deals) - 1})")
     if isinstance(agents, str):
         agents = split_specs(agents)
     check_executor(executor, agents, block_deals)
@@ -405,6 +417,13 @@ def run_tournament(agents, *, teams: int = 2, deals: int = 100, seed: int = 0,
         lo, hi = hi, next_deals(hi, widest, precision, cap)
         grow_bar(bar, (hi - lo) * sum(len(s) for s in seats))
     bar.close()
+    replays = []
+    if record is not None:
+        chosen = chosen_tables(record, seats, hi)
+        start = np.cumsum([0] + [hi * len(s) for s in seats])
+        idx = [start[l] + d * len(seats[l]) + r for l, d, r in chosen]
+        replays = record_tables(config, objs, names, core, seats, seed, mode, H, chosen,
+                                cols[4][idx], {"source": "tournament"})
 
     rows = stats.leaderboard(records, names)
     rows.sort(key=lambda r: -r["points"])
@@ -417,7 +436,7 @@ def run_tournament(agents, *, teams: int = 2, deals: int = 100, seed: int = 0,
                             leaderboard=rows, pairs=pairs, elapsed_s=elapsed, seatings=seats,
                             hand_scores=cols[4], precision=None if precision is None
                             else float(precision), max_deals=cap, deal_blocks=blocks,
-                            unmet=unmet)
+                            unmet=unmet, replays=replays)
 
 
 def half_width(pair) -> float:
@@ -475,6 +494,101 @@ def play_deals(config, objs, names, core, seats, seed, d_lo, d_hi, mode, H, batc
              mode == "games", *outs)
         bar.update(n)
     return lu, dd, rr, agent_at, out_scores, out_hands, out_calls, out_winner, out_ticks
+
+
+RECORD_FORMS = "all, first:N (the first N tables) or deals:D1,D2,... (every seating of those deals)"
+
+
+def parse_record(record):
+    """None, "all", "first:N" or "deals:D1,D2,..." (a ValueError naming the forms otherwise)
+    -> None, ("all", None), ("first", N) or ("deals", [D1, D2, ...])."""
+    if record is None:
+        return None
+    bad = ValueError(f"record={record!r}: which hands to record is {RECORD_FORMS}")
+    if not isinstance(record, str):
+        raise bad
+    kind, _, rest = record.strip().partition(":")
+    if kind == "all" and not rest:
+        return ("all", None)
+    try:
+        nums = [int(x) for x in rest.split(",")] if rest.strip() else []
+    except ValueError:
+        raise bad from None
+    if kind == "first" and len(nums) == 1 and nums[0] >= 1:
+        return ("first", nums[0])
+    if kind == "deals" and nums and min(nums) >= 0:
+        return ("deals", sorted(set(nums)))
+    raise bad
+
+
+def chosen_tables(record, seats, deals: int) -> list:
+    """The (lineup, deal, seating) of every table `record` (parse_record's form) keeps, in
+    the records' order; a deal number >= deals is a ValueError."""
+    kind, arg = record
+    if kind == "deals" and arg[-1] >= deals:
+        raise ValueError(f"record: deal {arg[-1]} was not played (deals are 0..{deals - 1})")
+    wanted = range(deals) if kind != "deals" else arg
+    out = [(l, d, r) for l, s in enumerate(seats) for d in wanted for r in range(len(s))]
+    return out[:arg] if kind == "first" else out
+
+
+def record_tables(config, objs, names, core, seats, seed, mode, H, chosen, scores,
+                  meta=None) -> list:
+    """Play the chosen tables (lineup, deal, seating) again, tick by tick with a Recorder
+    (the Python path: the same numbers as the core path, tests/test_tournament.py), and
+    return one Replay per table (a game's hands in one). `scores` [len(chosen), H, T] are
+    the tournament's own hand scores of those tables: a replay that ends elsewhere (an agent
+    that samples, or one whose moves depend on its batch) is a RuntimeError, never a file."""
+    if not chosen:
+        return []
+    T, S = config.num_teams, config.num_seats
+    D = max(d for _, d, _ in chosen) + 1
+    dkeys, pkeys = deal_keys(seed, D)
+    hk = hand_keys(pkeys, H)
+    pols = {l: policy_keys(seed, l, D, len(s)) for l, s in enumerate(seats)}
+    seat_team = np.array(config.seat_team)
+    agent_at = np.array([seats[l][r] for l, _, r in chosen], np.int64).reshape(-1, T)
+    seat_agent = agent_at[:, seat_team]
+    kinds, knobs = new_policy_arrays(len(chosen), S)
+    for i, c in enumerate(core):
+        where = seat_agent == i
+        kinds[where] = POLICY_EXTERNAL if c is None else c[0]
+        if c is not None:
+            knobs[where] = c[1]
+    dd = np.array([d for _, d, _ in chosen], np.int64)
+    pol = np.array([pols[l][d, r] for l, d, r in chosen], np.uint64)
+    first_hand = (dd % 2) if mode == "hands" else np.zeros(len(chosen), np.int64)
+    n = len(chosen)
+    outs = (np.zeros((n, H, T), np.int64), np.zeros(n, np.int64), np.zeros((n, H, T), np.int8),
+            np.full(n, -1, np.int64), np.zeros((n, H), np.int64))
+    labels = [{"lineup": l, "deal": d, "seating": r} for l, d, r in chosen]
+    rec = _play_python(config, objs, names, seat_agent, kinds, knobs, pol, dkeys[dd], hk[dd],
+                       first_hand, mode == "games", *outs, labels=labels)
+    got = outs[0][:, :scores.shape[1]]
+    if not np.array_equal(got, scores[:, :got.shape[1]]):
+        i = int(np.flatnonzero((got != scores[:, :got.shape[1]]).any(axis=(1, 2)))[0])
+        raise RuntimeError(f"recording table {chosen[i]} (lineup, deal, seating) ended with "
+                           f"scores {got[i].tolist()}, the tournament's were "
+                           f"{scores[i].tolist()}: an agent that samples its moves cannot be "
+                           "replayed (use deterministic agents to record)")
+    by_table = {}
+    for h in rec.hands:
+        by_table.setdefault((h.label["lineup"], h.label["deal"], h.label["seating"]), []).append(h)
+    out = []
+    for i, key in enumerate(chosen):
+        for h in by_table[key]:
+            h.label.pop("table", None)
+        out.append(Replay(config, [names[a] for a in seat_agent[i]], by_table[key],
+                          {**(meta or {}), "seed": int(seed), "mode": mode,
+                           "lineup": key[0], "deal": key[1], "seating": key[2]}))
+    return out
+
+
+def replay_name(replay) -> str:
+    """The file name of a tournament's replay: lineup, deal and seating."""
+    m = replay.meta
+    cell = f"cell{m['cell_index']}-" if "cell_index" in m else ""
+    return f"{cell}lineup{m['lineup']}-deal{m['deal']}-seating{m['seating']}{SUFFIX}"
 
 
 EXECUTORS = ("local", "ray")
@@ -612,7 +726,8 @@ def _play_core(config, objs, names, seat_agent, kinds, knobs, policy_rng, dkeys,
 
 
 def _play_python(config, objs, names, seat_agent, kinds, knobs, policy_rng, dkeys, hkeys,
-                 first_hand, games, out_scores, out_hands, out_calls, out_winner, out_ticks):
+                 first_hand, games, out_scores, out_hands, out_calls, out_winner, out_ticks,
+                 labels=None):
     """The same play as play_bots_range, driven tick by tick from Python so that agents
     outside the core (torch policies) can act; every table of the batch moves in lock step.
     Per tick: one numba call (core/batch.py tick_inputs_tuples) writes the core bots' moves at the tables still
@@ -622,11 +737,17 @@ def _play_python(config, objs, names, seat_agent, kinds, knobs, policy_rng, dkey
     nothing but the engine's status check, so a batch's long last hands run on few rows.
     torch runs on one thread meanwhile (restored after): its second thread only waits for
     the serial numba calls, and on the busy 2-core VM it made this loop 17x slower
-    (benchmarks/README.md)."""
+    (benchmarks/README.md).
+    labels: a list of one dict per table to record every hand played (a Recorder on the
+    engine, labelled so); returns the Recorder, else None."""
     n, S = seat_agent.shape
     T = config.num_teams
     H = out_scores.shape[1]
     eng = Engine(config, n_tables=n, parallel=False)
+    rec = None
+    if labels is not None:
+        rec = Recorder(eng)
+        rec.labels = dict(enumerate(labels))
     st = eng.state                               # read only: statuses, callers, ticks
     eng.seed_tables(hkeys[:, 0].copy())
 
@@ -640,6 +761,8 @@ def _play_python(config, objs, names, seat_agent, kinds, knobs, policy_rng, dkey
     game_calls = np.zeros((n, T), np.int64)
     live = np.ones(n, bool)
     serial(deal_bots_range, eng.masks, dkeys, hand_no, np.ones(n, np.int8))
+    if rec is not None:
+        rec.on_deal(eng)
     external = sorted({int(i) for i in np.unique(seat_agent[kinds == POLICY_EXTERNAL])})
     held = [np.nonzero(seat_agent == i) for i in external]     # (tables, seats), table-major
     seat_obs = np.zeros((n, 1, OBS_DIM), np.float32)             # write_seat_observation's rows
@@ -651,8 +774,8 @@ def _play_python(config, objs, names, seat_agent, kinds, knobs, policy_rng, dkey
                 tables = np.flatnonzero(live)
                 rows = [(t[live[t]], s[live[t]]) for t, s in held]
                 bounds = np.cumsum([0] + [t.size for t, _ in rows])
-                row_t = np.concatenate([t for t, _ in rows])
-                row_s = np.concatenate([s for _, s in rows])
+                row_t = np.concatenate([t for t, _ in rows] + [_NO_ROWS])
+                row_s = np.concatenate([s for _, s in rows] + [_NO_ROWS])
             obs = np.empty((row_t.size, OBS_DIM), np.float32)    # fresh: the agents' to keep
             masks = np.empty((row_t.size, N_ACTIONS), np.int8)
             eng.run_tuples_kernel(tick_inputs_tuples, eng.masks, kinds, knobs, policy_rng, acts,
@@ -698,8 +821,16 @@ def _play_python(config, objs, names, seat_agent, kinds, knobs, policy_rng, dkey
             if redeal.any():
                 st.rng[redeal != 0] = hkeys[redeal != 0, h_idx[redeal != 0]]  # the hand's key
                 serial(deal_bots_range, eng.masks, dkeys, hand_no, redeal)
+                if rec is not None:
+                    rec.on_deal(eng, redeal)
     finally:
         _torch_threads(threads)
+        if rec is not None:
+            rec.detach()
+    return rec
+
+
+_NO_ROWS = np.zeros(0, np.int64)
 
 
 def _torch_threads(k):

@@ -109,6 +109,7 @@ class Engine:
         self._all = np.ones(n_tables, np.int8)
         self._seat_obs = None
         self._raise_illegal = self.config.illegal_move == "raise"
+        self.recorder = None          # a replay.Recorder while one records this engine's hands
         # the kernels over this engine's own buffers, bound once (_bind); the observation
         # buffer (B x S x OBS_DIM floats) only when first asked for
         self._obs = self._summary = self._step_observe = self._observe = None
@@ -134,6 +135,7 @@ class Engine:
         state = self.__dict__.copy()
         for name in ("_step", "_step_observe", "_observe"):
             state.pop(name, None)
+        state["recorder"] = None                 # a copy does not record into the original's
         return state
 
     def __setstate__(self, state):
@@ -159,6 +161,8 @@ class Engine:
         else:
             deal_range(*self._common(), self._all, self.scratch.decks, hands, self.masks, True,
                        0, self.n_tables)
+        if self.recorder is not None:
+            self.recorder.on_deal(self)
 
     def deal(self, decks, hands=None) -> None:
         """Deal every table from explicit deck orders, decks[e, t] a permutation of 0..51
@@ -177,6 +181,8 @@ class Engine:
         else:
             deal_range(*self._common(), self._all, decks, hands, self.masks, False, 0,
                        self.n_tables)
+        if self.recorder is not None:
+            self.recorder.on_deal(self, decks=decks)
 
     def _hands(self, hands):
         if hands is None:
@@ -214,6 +220,8 @@ class Engine:
         copy_table(other.state, 0, self.state, 0)
         self.state.rng[0] = key
         self.refresh_masks()
+        if self.recorder is not None:
+            self.recorder.on_position(self)
 
     def check_invariants(self, complete_decks: bool = True) -> None:
         """ValueError naming the table, team and what is wrong if the state breaks an
@@ -240,6 +248,8 @@ class Engine:
         for dst, src in zip(self.state, state):
             dst[...] = src
         self.refresh_masks()
+        if self.recorder is not None:
+            self.recorder.on_position(self)
 
     # ------------------------------------------------------------------ play
     def step(self, actions, priority=None) -> np.ndarray:
@@ -247,7 +257,12 @@ class Engine:
         permutations of the seats. Returns applied [B, S] (1 = took effect). Tables whose
         hand is over are left as they are."""
         self._load(actions, priority)
-        self._step()
+        if self.recorder is None:
+            self._step()
+        else:
+            live = self.recorder.before_step(self)
+            self._step()
+            self.recorder.after_step(self, live)
         return self.applied
 
     def step_observe(self, actions=None, priority=None):
@@ -273,7 +288,12 @@ class Engine:
             self._bind_observe()
         obs = np.empty(self._obs_shape, _FLOAT32)
         masks = np.empty(self._masks_shape, _INT8)
-        self._step_observe(obs, masks)
+        if self.recorder is None:
+            self._step_observe(obs, masks)
+        else:
+            live = self.recorder.before_step(self)
+            self._step_observe(obs, masks)
+            self.recorder.after_step(self, live)
         return self._summary, obs, masks
 
     def _bind(self, batch_kernel, tuples_kernel, *args):

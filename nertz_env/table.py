@@ -144,30 +144,7 @@ class Table:
 
     def layout(self) -> dict:
         """The position in API.md's layout format plus the keys of D3."""
-        s, c = self._engine.state, self.config
-        lake = []
-        for p in range(int(s.lake_piles[0])):
-            pile = []
-            for j in range(int(s.lake_n[0, p])):
-                deck, card = divmod(int(s.lake[0, p, j]), DECK)
-                pile.append(card_text(card, deck, 0))
-            lake.append(pile)
-        teams = []
-        for t in range(c.num_teams):
-            teams.append({
-                "nertz": [card_text(int(x)) for x in s.nertz[0, t, :s.nertz_n[0, t]]],
-                "river": [[card_text(int(x)) for x in s.river[0, t, col, :s.river_n[0, t, col]]]
-                          for col in range(c.river_size)],
-                "stream": [card_text(int(x)) for x in s.stream[0, t, :s.stream_n[0, t]]],
-                "waste": int(s.waste_n[0, t]),
-            })
-        return {
-            "lake": lake, "teams": teams, "tick": int(s.tick[0]), "hand": int(s.hand[0]),
-            "ready": [int(x) for x in s.ready[0]],
-            "turnovers": [int(x) for x in s.turnovers[0]], "burns": int(s.burns[0]),
-            "penalties": [int(x) for x in s.penalties[0]],
-            "callers": [t for t in range(c.num_teams) if s.callers[0, t]],
-        }
+        return layout_of(self._engine, 0)
 
     # ------------------------------------------------------------------ moves
     def action_mask(self, seat: int) -> np.ndarray:
@@ -330,3 +307,32 @@ class Table:
 
 def _first_illegal(mask) -> int:
     return int(np.flatnonzero(mask == 0)[0])
+
+
+def layout_of(engine: Engine, e: int) -> dict:
+    """Table e of an engine in API.md's layout format plus the keys of D3 (Table.layout for
+    table 0; replays read the other tables of a batch with it)."""
+    s, c = engine.state, engine.config
+    lake = []
+    for p in range(int(s.lake_piles[e])):
+        pile = []
+        for j in range(int(s.lake_n[e, p])):
+            deck, card = divmod(int(s.lake[e, p, j]), DECK)
+            pile.append(card_text(card, deck, 0))
+        lake.append(pile)
+    teams = []
+    for t in range(c.num_teams):
+        teams.append({
+            "nertz": [card_text(int(x)) for x in s.nertz[e, t, :s.nertz_n[e, t]]],
+            "river": [[card_text(int(x)) for x in s.river[e, t, col, :s.river_n[e, t, col]]]
+                      for col in range(c.river_size)],
+            "stream": [card_text(int(x)) for x in s.stream[e, t, :s.stream_n[e, t]]],
+            "waste": int(s.waste_n[e, t]),
+        })
+    return {
+        "lake": lake, "teams": teams, "tick": int(s.tick[e]), "hand": int(s.hand[e]),
+        "ready": [int(x) for x in s.ready[e]],
+        "turnovers": [int(x) for x in s.turnovers[e]], "burns": int(s.burns[e]),
+        "penalties": [int(x) for x in s.penalties[e]],
+        "callers": [t for t in range(c.num_teams) if s.callers[e, t]],
+    }

@@ -160,6 +160,8 @@ class LearnerBatch:
                        self.knobs, self.policy_rng, self.reward_kind, self.prev, self.cur,
                        self.rewards, self.terminated, self.truncated, self.final_scores,
                        self.final_obs, obs)
+        if eng.recorder is not None:
+            eng.recorder.after_vec_step(eng, self.terminated, self.truncated, self.final_scores)
         return obs.reshape(self.num_envs, OBS_DIM)
 
     def _external_actions(self) -> None:

@@ -115,6 +115,8 @@ class SelfPlayBatch:
             # shuffle): it deals only the finished ones, from each table's own generator
             eng.run_kernel(deal_range, None, done.astype(np.int8), eng.scratch.decks, hands,
                            eng.masks, True, 0, self.n_tables)
+            if eng.recorder is not None:
+                eng.recorder.on_deal(eng, done)
             for e in np.flatnonzero(done):          # the new hands' views, table by table
                 eng.run_kernel(observe_range, None, obs, e, e + 1)
         return obs.reshape(self.num_envs, OBS_DIM)
