@@ -22,7 +22,7 @@ Design
 - The file: JSON, gzip-compressed when the name ends in ".gz", versioned
   (`format`: "nertz-replay", `version`: 1). Per hand the actions are one flat list of ints
   (ticks x seats) and the priority orders one string of hex digits (a seat each, <= 16
-  seats), so a 3,000-tick hand at 4 seats is ~30 KB of JSON and ~6 KB gzipped. A sha256 of
+  seats): a few KB per bot hand gzipped (docs/replays.md). A sha256 of
   the canonical JSON of the content guards the file: a truncated file, a file that is not
   JSON, a wrong format or version, a missing or malformed field and a checksum mismatch are
   each a ValueError saying which and where.

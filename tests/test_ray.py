@@ -104,3 +104,56 @@ def test_a_worker_that_dies_is_replaced_and_the_result_does_not_change(local_ray
     order = np.lexsort((got[2], got[1], got[0]))
     for a, b in zip(want, got):
         assert np.array_equal(a, b[order])
+
+
+def test_a_busy_worker_killed_from_outside_changes_nothing(local_ray, tmp_path):
+    """The driver kills (SIGKILL) the process of a worker that is inside a task, as an
+    operator or the OOM killer would; Ray retries the block and the columns equal a local
+    run's."""
+    import signal
+    import threading
+    import time
+
+    import numpy as np
+
+    from agents.registry import make_agent
+    from agents.tournament import _NoBar, play_deals, play_deals_ray, seatings
+    from nertz_env import RulesConfig
+
+    pidfile = str(tmp_path / "busy-worker.pid")
+
+    def busy_once(*args):
+        import os
+        import time
+
+        from agents.tournament import _ray_block
+        try:
+            fd = os.open(pidfile, os.O_CREAT | os.O_EXCL | os.O_WRONLY)
+        except FileExistsError:            # the retry, and every other block
+            return _ray_block(*args)
+        os.write(fd, str(os.getpid()).encode())
+        os.close(fd)
+        time.sleep(120)                    # busy until the driver kills this process
+        return _ray_block(*args)
+
+    cfg, specs, seed = RulesConfig(num_teams=2), ["greedy", "heuristic"], 9
+    seats = [seatings((0, 1))]
+    objs = [make_agent(s) for s in specs]
+    core = [a.core_policy() for a in objs]
+    want = play_deals(cfg, objs, specs, core, seats, seed, 0, 8, "hands", 1, 64, _NoBar())
+    got = []
+    run = threading.Thread(target=lambda: got.append(play_deals_ray(
+        cfg, specs, seats, seed, 0, 8, "hands", 1, 64, _NoBar(), block_deals=2,
+        task_body=busy_once)))
+    run.start()
+    deadline = time.time() + 60
+    while not (os.path.exists(pidfile) and os.path.getsize(pidfile)) and time.time() < deadline:
+        time.sleep(0.05)
+    pid = int(open(pidfile).read())
+    assert pid != os.getpid()
+    os.kill(pid, signal.SIGKILL)
+    run.join(120)
+    assert not run.is_alive() and got, "the run did not finish after the kill"
+    order = np.lexsort((got[0][2], got[0][1], got[0][0]))
+    for a, b in zip(want, got[0]):
+        assert np.array_equal(a, b[order])

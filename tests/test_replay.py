@@ -356,3 +356,21 @@ def test_cli_tournament_record_needs_out(capsys):
     assert main(["tournament", "--agents", "greedy,random", "--deals", "2", "--record",
                  "all", "--quiet"]) == 2
     assert "--record needs --out" in capsys.readouterr().err
+
+
+def test_mp4_has_one_frame_per_kept_tick(saved, tmp_path):
+    """MP4 needs the [video] extra: skipped without it, failed under NERTZ_REQUIRE_CLIENTS=1."""
+    import importlib
+    import os
+    try:
+        importlib.import_module("imageio_ffmpeg")
+        imageio = importlib.import_module("imageio.v2")
+    except ImportError as err:
+        if os.environ.get("NERTZ_REQUIRE_CLIENTS") == "1":
+            pytest.fail(f"the [video] extra is not installed ({err})")
+        pytest.skip(f"the [video] extra is not installed ({err})")
+    rep = saved[0]
+    path = write_animation(rep, tmp_path / "h.mp4", every=5, fps=20)
+    ticks = rep.hands[0].ticks
+    with imageio.get_reader(path) as reader:
+        assert reader.count_frames() == len(range(0, ticks + 1, 5)) + (ticks % 5 != 0)
