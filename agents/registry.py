@@ -8,13 +8,18 @@
     ppo:PATH,deterministic=false,device=cpu  its options, after the path
     learned                                  the shipped 2-team model (agents/models/, needs [train])
     learned:teams=4                          the shipped 4-team model (deterministic, device too)
+    rllib:PATH                               an RLlib checkpoint (train/rllib_ppo.py --out DIR:
+                                             DIR/checkpoint), greedy; needs ray[rllib]
+    rllib:PATH,policy=team0,deterministic=false   one policy of several; sampled moves
 
 Grammar: KIND[:OPTIONS]. For heuristic, OPTIONS is KEY=VALUE pairs separated by commas
 (style=S and the knobs of docs/heuristics.md, nertz_env/bots.py STYLES). For ppo, OPTIONS is
 the model's path (SB3 also tries PATH.zip), then optionally ",KEY=VALUE" pairs:
 deterministic=true|false (default true) and device=cpu|cuda|cuda:N|auto (default cpu);
-the path itself may not contain a comma. Unknown kinds, options and values are ValueErrors
-naming the spec. In a list of specs (split_specs), a comma-separated part KEY=VALUE whose
+the path itself may not contain a comma. For rllib, the same: the checkpoint's path,
+then policy=ID (needed when it holds several policies) and deterministic=true|false
+(agents/rllib_agent.py; loaded without starting Ray). Unknown kinds, options and values
+are ValueErrors naming the spec. In a list of specs (split_specs), a comma-separated part KEY=VALUE whose
 KEY is a plain name belongs to the agent before it.
 """
 from __future__ import annotations
@@ -28,7 +33,7 @@ from nertz_env.bots import spec_options as _options
 from .base import Agent, SupportsAct
 from .bots import GreedyAgent, HeuristicAgent, RandomAgent, ScoredAgent
 
-KINDS = ("random", "greedy", "heuristic", "ppo", "learned")
+KINDS = ("random", "greedy", "heuristic", "ppo", "learned", "rllib")
 MODELS_DIR = Path(__file__).resolve().parent / "models"    # the shipped models (docs/models.md)
 LEARNED_OPTIONS = ("teams", "deterministic", "device")
 PPO_OPTIONS = ("deterministic", "device")
@@ -158,6 +163,9 @@ def make_agent(spec, seed=None):
         return _ppo_agent(spec, rest)
     if kind == "learned":
         return _learned_agent(spec, rest)
+    if kind == "rllib":
+        from .rllib_agent import from_spec
+        return from_spec(spec, rest, seed)
     raise ValueError(f"agent {spec!r}: unknown kind {kind!r}; kinds are {', '.join(KINDS)}")
 
 
