@@ -69,20 +69,30 @@ def split_specs(text) -> list:
     return out
 
 
-def _ppo_agent(spec: str, rest: str):
+def path_options(spec: str, rest: str, kind: str, allowed: tuple, example: str):
+    """PATH[,KEY=VALUE...] of a model agent (ppo:, rllib:) -> (path, options, deterministic):
+    an empty path, an option not in `allowed` or a deterministic other than true/false is a
+    ValueError naming the spec."""
     path, _, opts_text = rest.partition(",")
     path = path.strip()
     if not path:
-        raise ValueError(f"agent {spec!r}: write ppo:path/to/model.zip[,deterministic=false]")
+        raise ValueError(f"agent {spec!r}: write {kind}:{example}")
     opts = _options(spec, opts_text)
-    unknown = sorted(set(opts) - set(PPO_OPTIONS))
+    unknown = sorted(set(opts) - set(allowed))
     if unknown:
-        raise ValueError(f"agent {spec!r}: unknown option {unknown[0]!r}; ppo options are "
-                         + ", ".join(PPO_OPTIONS))
+        raise ValueError(f"agent {spec!r}: unknown option {unknown[0]!r}; {kind} options are "
+                         + ", ".join(allowed))
     det = opts.get("deterministic", "true").lower()
     if det not in ("true", "false"):
         raise ValueError(f"agent {spec!r}: deterministic={opts['deterministic']!r} must be "
                          "true or false")
+    return path, opts, det == "true"
+
+
+def _ppo_agent(spec: str, rest: str):
+    path, opts, det = path_options(spec, rest, "ppo", PPO_OPTIONS,
+                                   "path/to/model.zip[,deterministic=false]")
+    opts_text = rest.partition(",")[2]
     device = opts.get("device", "cpu")
     if not _DEVICE.fullmatch(device):
         raise ValueError(f"agent {spec!r}: device={device!r} must be cpu, cuda, cuda:N or auto")
@@ -92,7 +102,7 @@ def _ppo_agent(spec: str, rest: str):
                          f"ppo:{trailing.group(1)},{trailing.group(2)}")
     from .learned import PPOAgent
     try:
-        agent = PPOAgent(path, deterministic=det == "true", device=device)
+        agent = PPOAgent(path, deterministic=det, device=device)
     except ValueError as err:
         raise ValueError(f"agent {spec!r}: {err}") from err.__cause__
     if opts_text.strip():

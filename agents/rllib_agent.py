@@ -184,26 +184,14 @@ class RLlibAgent(Agent):
 def from_spec(spec: str, rest: str, seed: int | None = None) -> RLlibAgent:
     """make_agent's `rllib:PATH[,policy=ID][,deterministic=true|false]`; rest is what
     follows 'rllib:'. Every bad part is a ValueError naming the spec."""
-    from nertz_env.bots import spec_options
-    path, _, opts_text = rest.partition(",")
-    path = path.strip()
-    if not path:
-        raise ValueError(f"agent {spec!r}: write rllib:path/to/checkpoint[,policy=ID]"
-                         "[,deterministic=false]")
-    opts = spec_options(spec, opts_text)
-    unknown = sorted(set(opts) - set(RLLIB_OPTIONS))
-    if unknown:
-        raise ValueError(f"agent {spec!r}: unknown option {unknown[0]!r}; rllib options are "
-                         + ", ".join(RLLIB_OPTIONS))
-    det = opts.get("deterministic", "true").lower()
-    if det not in ("true", "false"):
-        raise ValueError(f"agent {spec!r}: deterministic={opts['deterministic']!r} must be "
-                         "true or false")
+    from .registry import path_options
+    path, opts, det = path_options(spec, rest, "rllib", RLLIB_OPTIONS,
+                                   "path/to/checkpoint[,policy=ID][,deterministic=false]")
     policy = opts.get("policy")
     if policy is not None and not policy:
         raise ValueError(f"agent {spec!r}: policy= needs a policy id, e.g. policy=team0")
     try:
-        agent = RLlibAgent(path, policy=policy, deterministic=det == "true", seed=seed)
+        agent = RLlibAgent(path, policy=policy, deterministic=det, seed=seed)
     except ValueError as err:
         raise ValueError(f"agent {spec!r}: {err}") from err.__cause__
     agent.name = spec
