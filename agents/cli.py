@@ -392,14 +392,21 @@ def cmd_replay(args) -> int:
         if not first <= args.tick <= last:
             raise ValueError(f"--tick {args.tick}: hand {args.hand} has ticks {first}..{last}")
         print(frame_text(rep, frames[args.tick - first]))
-    if args.html:
-        from nertz_env.viewer import write_html
-        print(f"wrote {write_html(rep, args.html, hand=args.hand)}")
-    if args.video:
-        print(f"wrote {write_animation(rep, args.video, hand=args.hand, every=args.every, fps=args.fps)}")
+    for out, write in ((args.html, _write_html), (args.video, write_animation)):
+        if out:
+            try:
+                kw = {"every": args.every, "fps": args.fps} if write is write_animation else {}
+                print(f"wrote {write(rep, out, hand=args.hand, **kw)}")
+            except OSError as err:
+                raise ValueError(f"{out!r}: cannot write it ({err.strerror or err})") from None
     if args.browse:
         browse(rep, args.hand, start=0)
     return 0
+
+
+def _write_html(rep, path, hand):
+    from nertz_env.viewer import write_html
+    return write_html(rep, path, hand=hand)
 
 
 def _add_ray(p: argparse.ArgumentParser) -> None:

@@ -106,8 +106,12 @@ class Replay:
         text = json.dumps(self.to_json(), separators=(",", ":")).encode()
         if path.name.endswith(".gz"):
             text = gzip.compress(text, mtime=0)      # mtime 0: same replay, same bytes
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_bytes(text)
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_bytes(text)
+        except OSError as err:
+            raise ValueError(f"replay file {str(path)!r}: cannot write it "
+                             f"({err.strerror or err})") from None
         return path
 
     @classmethod
@@ -305,16 +309,18 @@ class Recorder:
         S, n = engine.config.num_seats, engine.n_tables
         if agents is None:
             agents = [f"seat {s}" for s in range(S)]
-        agents = list(agents)
-        if len(agents) != S or not all(isinstance(a, str) for a in agents):
-            raise ValueError(f"agents must be {S} names (str), one per seat; got {agents!r}")
+        agents = _as_list(agents)
+        if agents is None or len(agents) != S or not all(isinstance(a, str) for a in agents):
+            raise ValueError(f"agents must be a list of {S} names (str), one per seat")
         if S > len(_HEX):
             raise ValueError(f"replays store at most {len(_HEX)} seats; this table has {S}")
-        if tables is None:
-            tables = range(n)
-        tables = sorted({int(e) for e in tables})
-        if tables and not (0 <= tables[0] and tables[-1] < n):
-            raise ValueError(f"tables must be table numbers 0..{n - 1}, got {tables!r}")
+        listed = _as_list(range(n) if tables is None else tables)
+        if listed is None or not all(isinstance(e, (int, np.integer)) and not isinstance(
+                e, (bool, np.bool_)) and 0 <= e < n for e in listed):
+            raise ValueError(f"tables must be a list of table numbers 0..{n - 1}, got {tables!r}")
+        tables = sorted({int(e) for e in listed})
+        if meta is not None and not isinstance(meta, dict):
+            raise ValueError(f"meta must be a dict (JSON values) or None, got {meta!r}")
         self.engine, self.agents, self.tables = engine, agents, tables
         self.meta = dict(meta or {})
         self.labels: dict = {}
@@ -420,6 +426,13 @@ class Recorder:
                 if h is not None and h.actions:
                     hands.append(self._hand_replay(e, h, end_of(self.engine, e)))
         return Replay(self.engine.config, list(self.agents), hands, dict(self.meta))
+
+
+def _as_list(x):
+    """A list of the items of a list-like (not a string), else None."""
+    if isinstance(x, (str, bytes, dict)) or not hasattr(x, "__iter__"):
+        return None
+    return list(x)
 
 
 # ---------------------------------------------------------------------- JSON

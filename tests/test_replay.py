@@ -300,10 +300,15 @@ def test_gzip_files_are_the_same_bytes_for_the_same_replay(saved, tmp_path):
 
 def test_recorder_arguments_are_checked():
     table = Table.deal()
-    with pytest.raises(ValueError, match="2 names"):
+    with pytest.raises(ValueError, match="list of 2 names"):
         Recorder(table.engine, agents=["one"])
-    with pytest.raises(ValueError, match="table numbers 0..0"):
-        Recorder(table.engine, tables=[3])
+    with pytest.raises(ValueError, match="list of 2 names"):
+        Recorder(table.engine, agents="ab")                # not two names, one string
+    for tables in ([3], "0", [True], 0):
+        with pytest.raises(ValueError, match="table numbers 0..0"):
+            Recorder(table.engine, tables=tables)
+    with pytest.raises(ValueError, match="meta must be a dict"):
+        Recorder(table.engine, meta=5)
     with pytest.raises(ValueError, match="no nertz Engine"):
         record(object())
     rep = record(table).replay()
@@ -374,3 +379,14 @@ def test_mp4_has_one_frame_per_kept_tick(saved, tmp_path):
     ticks = rep.hands[0].ticks
     with imageio.get_reader(path) as reader:
         assert reader.count_frames() == len(range(0, ticks + 1, 5)) + (ticks % 5 != 0)
+
+
+def test_unwritable_outputs_are_one_line_errors(saved, tmp_path, capsys):
+    _, gz, _ = saved
+    (tmp_path / "file").write_text("")
+    bad = str(tmp_path / "file" / "under-a-file")
+    with pytest.raises(ValueError, match="cannot write it"):
+        saved[0].save(bad + ".json")
+    for flag, name in (("--html", "x.html"), ("--video", "x.gif")):
+        assert main(["replay", str(gz), "--no-check", flag, f"{bad}/{name}"]) == 2
+        assert "cannot write it" in capsys.readouterr().err
