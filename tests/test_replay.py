@@ -390,3 +390,20 @@ def test_unwritable_outputs_are_one_line_errors(saved, tmp_path, capsys):
     for flag, name in (("--html", "x.html"), ("--video", "x.gif")):
         assert main(["replay", str(gz), "--no-check", flag, f"{bad}/{name}"]) == 2
         assert "cannot write it" in capsys.readouterr().err
+
+
+def test_the_step_buffer_grows_and_trims_and_stays_exact():
+    """Long recordings of a vector env: the buffer doubles for long hands, drops the steps
+    no open hand needs, and every hand still replays exactly."""
+    rng = np.random.default_rng(7)
+    v = NertzVecEnv(num_envs=3, num_teams=2, max_ticks=150, opponents="random", seed=1)
+    rec = record(v, tables=[1, 2])
+    v.reset()
+    for _ in range(700):
+        v.step_async(np.array([legal(rng, m) for m in v.action_masks()]))
+        v.step_wait()
+    assert rec._base > 0                                   # rows were dropped
+    assert rec._acts.shape[0] <= 512                        # bounded by the longest open hand
+    rep = rec.replay()
+    assert len(rep.hands) >= 8 and sum(h.ticks for h in rep.hands) == 2 * 700
+    rep.check()
