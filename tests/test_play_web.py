@@ -220,3 +220,30 @@ def test_a_failing_agent_stops_the_clock_with_its_reason(tmp_path, served):
     st = get(srv)
     assert "no move today" in st["error"] and st["tick"] == 0
     assert srv.wait_hand_over(timeout=1)          # returns at once: nothing will end the hand
+
+
+def test_cli_web_serves_on_loopback_and_ends_with_a_replay(tmp_path, capsys, monkeypatch):
+    """`nertz play --human` as a user runs it (no browser opened): the page answers on the
+    printed loopback URL while the clock plays the hand out, then the scores and the replay."""
+    import re
+    import threading
+
+    from agents.cli import main
+    opened = []
+    monkeypatch.setattr("webbrowser.open", opened.append)
+    out = tmp_path / "web.nertz.json.gz"
+    rc = []
+    run = threading.Thread(target=lambda: rc.append(main(
+        ["play", "--human", "--no-browser", "--teams", "2", "--max-ticks", "40", "--tick-ms",
+         "20", "--seed", str(SEED), "--against", "greedy", "--replay-out", str(out)])))
+    run.start()
+    url = []
+    assert until(lambda: url or url.extend(re.findall(r"http://127\.0\.0\.1:\d+/",
+                                                        capsys.readouterr().out)))
+    with urllib.request.urlopen(url[0] + "state", timeout=10) as r:
+        state = json.load(r)
+    assert state["layout"]["teams"] and ACE_MOVE in state["legal"] or state["hand_over"]
+    run.join(60)
+    assert not run.is_alive() and rc == [0] and opened == []
+    assert "replay written to" in capsys.readouterr().out
+    Replay.load(out).check()
