@@ -103,7 +103,11 @@ class Replay:
     def save(self, path) -> Path:
         """Write the file (gzip when the name ends in .gz); returns the path."""
         path = Path(path)
-        text = json.dumps(self.to_json(), separators=(",", ":")).encode()
+        try:
+            text = json.dumps(self.to_json(), separators=(",", ":")).encode()
+        except TypeError as err:             # meta or labels holding numpy or other objects
+            raise ValueError(f"replay file {str(path)!r}: meta and labels must hold JSON "
+                             f"values (str, int, float, bool, None, lists, dicts): {err}") from None
         if path.name.endswith(".gz"):
             text = gzip.compress(text, mtime=0)      # mtime 0: same replay, same bytes
         try:

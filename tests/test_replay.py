@@ -407,3 +407,12 @@ def test_the_step_buffer_grows_and_trims_and_stays_exact():
     rep = rec.replay()
     assert len(rep.hands) >= 8 and sum(h.ticks for h in rep.hands) == 2 * 700
     rep.check()
+
+
+def test_meta_that_is_not_json_is_a_clear_error(tmp_path):
+    table = Table.deal()
+    rec = record(table, meta={"when": object()})
+    table.step({})
+    with pytest.raises(ValueError, match="must hold JSON values"):
+        rec.replay().save(tmp_path / "x.json")
+    assert not (tmp_path / "x.json").exists()
