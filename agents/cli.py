@@ -375,7 +375,7 @@ def cmd_replay(args) -> int:
     rep = Replay.load(args.file)
     if not rep.hands:
         raise ValueError(f"replay file {args.file!r} holds no hand")
-    rep._hand(args.hand)                      # a bad --hand fails before any work
+    rep.hand_record(args.hand)                # a bad --hand fails before any work
     print(f"{args.file}: {len(rep.hands)} hand(s), {rep.config.num_teams} teams, seats "
           + ", ".join(f"{s} {a}" for s, a in enumerate(rep.agents)))
     print("\n".join(rep.summary()))
@@ -392,21 +392,23 @@ def cmd_replay(args) -> int:
         if not first <= args.tick <= last:
             raise ValueError(f"--tick {args.tick}: hand {args.hand} has ticks {first}..{last}")
         print(frame_text(rep, frames[args.tick - first]))
-    for out, write in ((args.html, _write_html), (args.video, write_animation)):
-        if out:
-            try:
-                kw = {"every": args.every, "fps": args.fps} if write is write_animation else {}
-                print(f"wrote {write(rep, out, hand=args.hand, **kw)}")
-            except OSError as err:
-                raise ValueError(f"{out!r}: cannot write it ({err.strerror or err})") from None
+    if args.html:
+        from nertz_env.viewer import write_html
+        _wrote(args.html, write_html, rep, args.html, hand=args.hand)
+    if args.video:
+        _wrote(args.video, write_animation, rep, args.video, hand=args.hand, every=args.every,
+               fps=args.fps)
     if args.browse:
         browse(rep, args.hand, start=0)
     return 0
 
 
-def _write_html(rep, path, hand):
-    from nertz_env.viewer import write_html
-    return write_html(rep, path, hand=hand)
+def _wrote(out, write, *args, **kw) -> None:
+    """write(*args, **kw), then 'wrote PATH'; an OSError becomes a one-line ValueError."""
+    try:
+        print(f"wrote {write(*args, **kw)}")
+    except OSError as err:
+        raise ValueError(f"{out!r}: cannot write it ({err.strerror or err})") from None
 
 
 def _add_ray(p: argparse.ArgumentParser) -> None:

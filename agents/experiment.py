@@ -292,7 +292,7 @@ def run_experiment(spec: ExperimentSpec, *, progress: bool = True, batch_tables:
         raise ValueError(f"spec must be an ExperimentSpec (load_spec, spec_from_dict), got "
                          f"{type(spec).__name__}")
     spec.check()
-    record = parse_record(record)
+    record = parse_record(record, _deal_cap(spec))
     check_executor(executor, [], block_deals)
     ray = None if executor == "local" else (ray_address, block_deals)
     for s in [spec.baseline, *spec.treatments.values()]:
@@ -326,6 +326,13 @@ def run_experiment(spec: ExperimentSpec, *, progress: bool = True, batch_tables:
                             replays=replays)
 
 
+def _deal_cap(spec: ExperimentSpec) -> int:
+    """The most deals a cell can play: deals, or a precision run's cap."""
+    if spec.precision is None:
+        return spec.deals
+    return 100 * spec.deals if spec.max_deals is None else spec.max_deals
+
+
 def _plan(spec: ExperimentSpec, cell: Cell) -> dict:
     """Agents, lineups and seatings of a cell; treatments are agents 0..K-1, the baseline K."""
     K = len(spec.treatments)
@@ -354,8 +361,7 @@ def _play_cell(spec, cell, plan, bar, batch_tables, ray=None, record=None, cell_
     core = [a.core_policy() if hasattr(a, "core_policy") else None for a in objs]
     seats = plan["seats"]
     H = 1 if cell.mode == "hands" else spec.max_game_hands
-    cap = None if spec.precision is None else (
-        100 * spec.deals if spec.max_deals is None else spec.max_deals)
+    cap = None if spec.precision is None else _deal_cap(spec)
     parts, blocks, lo, hi = [], [], 0, spec.deals
     while True:
         if ray is None:

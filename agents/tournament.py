@@ -365,10 +365,7 @@ def run_tournament(agents, *, teams: int = 2, deals: int = 100, seed: int = 0,
         if isinstance(max_deals, bool) or not isinstance(max_deals, int) or max_deals < deals:
             raise ValueError(f"max_deals={max_deals!r} must be an int >= deals ({deals})")
     cap = None if precision is None else (100 * deals if max_deals is None else max_deals)
-    record = parse_record(record)
-    if record is not None and record[0] == "deals" and record[1][-1] >= (cap or deals):
-        raise ValueError(f"record: deal {record[1][-1]} will not be played (deals are "
-                         f"0..{(cap or deals) - 1})")
+    record = parse_record(record, cap or deals)
     if isinstance(agents, str):
         agents = split_specs(agents)
     check_executor(executor, agents, block_deals)
@@ -499,9 +496,10 @@ def play_deals(config, objs, names, core, seats, seed, d_lo, d_hi, mode, H, batc
 RECORD_FORMS = "all, first:N (the first N tables) or deals:D1,D2,... (every seating of those deals)"
 
 
-def parse_record(record):
+def parse_record(record, max_deals: int | None = None):
     """None, "all", "first:N" or "deals:D1,D2,..." (a ValueError naming the forms otherwise)
-    -> None, ("all", None), ("first", N) or ("deals", [D1, D2, ...])."""
+    -> None, ("all", None), ("first", N) or ("deals", [D1, D2, ...]). max_deals: the most
+    deals the run can play; naming a deal beyond them is a ValueError before anything plays."""
     if record is None:
         return None
     bad = ValueError(f"record={record!r}: which hands to record is {RECORD_FORMS}")
@@ -517,6 +515,9 @@ def parse_record(record):
     if kind == "first" and len(nums) == 1 and nums[0] >= 1:
         return ("first", nums[0])
     if kind == "deals" and nums and min(nums) >= 0:
+        if max_deals is not None and max(nums) >= max_deals:
+            raise ValueError(f"record: deal {max(nums)} will not be played (deals are "
+                             f"0..{max_deals - 1})")
         return ("deals", sorted(set(nums)))
     raise bad
 

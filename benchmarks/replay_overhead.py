@@ -10,19 +10,23 @@ Rows (each after a warm-up, so numba compile is excluded; the same seeds with an
   with one table recorded;
 - run_tournament, 3 core bots at 3 teams: seconds without `record` and with `record="all"`
   (every table played again tick by tick, then checked against the run's scores);
-- Replay.check and Replay.frames: ticks/s over the recorded tournament hands.
+- Replay.check and Replay.frames: ticks/s over the recorded tournament hands;
+- file sizes: the mean gzipped replay of those bot hands, and one 3,000-tick hand at 4
+  seats of waits and flips (max_ticks reached) as JSON and gzipped.
 Prints a markdown table and one JSON line.
 """
 from __future__ import annotations
 
 import argparse
 import json
+import os
+import tempfile
 import time
 
 import numpy as np
 
 from agents.tournament import run_tournament
-from nertz_env import nertz_v0
+from nertz_env import RulesConfig, Table, nertz_v0
 from nertz_env.envs.vector import NertzVecEnv
 from nertz_env.replay import record
 
@@ -58,6 +62,19 @@ def vec_steps(steps: int, recorded: bool, tables=None) -> float:
     if rec is not None:
         rec.replay()
     return steps / dt
+
+
+def long_hand_sizes(folder) -> tuple:
+    """(JSON bytes, gzipped bytes) of one 3,000-tick hand at 4 seats: waits and flips."""
+    table = Table.deal(RulesConfig(num_teams=4, max_ticks=3000), seed=1)
+    rec = record(table)
+    rng = np.random.default_rng(0)
+    while not table.hand_over:
+        table.step({s: "flip" if rng.random() < 0.5 and table.action_mask(s)[1] else "wait"
+                    for s in range(4)})
+    rep = rec.replay()
+    return (os.path.getsize(rep.save(os.path.join(folder, "long.json"))),
+            os.path.getsize(rep.save(os.path.join(folder, "long.nertz.json.gz"))))
 
 
 def main(argv=None) -> int:
@@ -98,6 +115,10 @@ def main(argv=None) -> int:
         time.perf_counter() - t0)
     rows["tables"] = len(rec.replays)
     rows["ticks"] = ticks
+    with tempfile.TemporaryDirectory() as folder:
+        rows["bot_hand_gz_bytes"] = float(np.mean([os.path.getsize(r.save(
+            os.path.join(folder, f"{i}.nertz.json.gz"))) for i, r in enumerate(rec.replays)]))
+        rows["long_hand_json_bytes"], rows["long_hand_gz_bytes"] = long_hand_sizes(folder)
 
     print(f"command: python -m benchmarks.replay_overhead --steps {args.steps} --deals {args.deals}")
     print("| what | without | with recording | ratio |")
@@ -114,6 +135,10 @@ def main(argv=None) -> int:
           f"{rows['tournament_record_all_s'] / rows['tournament_plain_s']:.1f} |")
     print(f"| Replay.check: ticks/s | | {rows['check_ticks_per_s']:,.0f} | |")
     print(f"| Replay.frames: ticks/s | | {rows['frames_ticks_per_s']:,.0f} | |")
+    print(f"| file size: a bot hand (mean {ticks / rows['tables']:.0f} ticks), gzipped | | "
+          f"{rows['bot_hand_gz_bytes'] / 1024:.1f} KB | |")
+    print(f"| file size: 3,000 ticks at 4 seats, JSON / gzipped | | "
+          f"{rows['long_hand_json_bytes'] / 1024:.0f} KB / {rows['long_hand_gz_bytes'] / 1024:.1f} KB | |")
     print(json.dumps(rows))
     return 0
 

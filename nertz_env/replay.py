@@ -165,7 +165,8 @@ class Replay:
                                     for i, h in enumerate(hands)], meta if isinstance(meta, dict) else {})
 
     # ------------------------------------------------------------------ playing back
-    def _hand(self, hand) -> HandReplay:
+    def hand_record(self, hand) -> HandReplay:
+        """The HandReplay at this index (a ValueError naming the range otherwise)."""
         if isinstance(hand, bool) or not isinstance(hand, (int, np.integer)) \
                 or not 0 <= hand < len(self.hands):
             raise ValueError(f"hand={hand!r}: this replay has hands 0..{len(self.hands) - 1}")
@@ -173,7 +174,7 @@ class Replay:
 
     def start(self, hand: int = 0) -> Engine:
         """A one-table engine at the start of the hand."""
-        h = self._hand(hand)
+        h = self.hand_record(hand)
         if h.layout is not None:
             from .table import Table
             return Table.from_layout(h.layout, self.config).engine
@@ -184,7 +185,7 @@ class Replay:
     def positions(self, hand: int = 0):
         """Yield (engine, k) before tick k of the hand (k = 0..ticks-1), then (engine, ticks)
         at its end; the engine is one object, stepped in place."""
-        h = self._hand(hand)
+        h = self.hand_record(hand)
         eng = self.start(hand)
         for k in range(h.ticks):
             yield eng, k
@@ -198,7 +199,7 @@ class Replay:
         """Play the hand (every hand: None) again; ReplayError naming the hand and what
         differs when the end is not the recorded one."""
         for i in (range(len(self.hands)) if hand is None else [hand]):
-            h = self._hand(i)
+            h = self.hand_record(i)
             for eng, k in self.positions(i):
                 if k < h.ticks and eng.state.status[0] != PLAYING:
                     raise ReplayError(f"hand {i}: over at tick {int(eng.state.tick[0])} but "
@@ -214,25 +215,22 @@ class Replay:
         then the moves chosen there, applied, order and events ([] at the last)."""
         from .table import Table, layout_of
         out = []
-        h = self._hand(hand)
-        prev = None
+        h = self.hand_record(hand)
+        legal = None                     # were the moves of the previous position legal (R31)
         for eng, k in self.positions(hand):
             lay = layout_of(eng, 0)
             frame = {"tick": lay["tick"], "layout": lay,
                      "scores": [int(x) for x in eng.hand_scores()[0]],
                      "moves": [], "applied": [], "order": [], "events": []}
-            if prev is not None:
-                _finish_tick(prev, eng, lay)
+            if out:
+                _finish_tick(out[-1], legal, h.actions[k - 1], eng, lay)
             if k < h.ticks:
                 table = Table(eng)
                 frame["moves"] = [_move_text(table, eng, s, int(a))
                                   for s, a in enumerate(h.actions[k])]
                 frame["order"] = [int(x) for x in h.priority[k]]
-                frame["_before"] = (lay["callers"], lay["burns"],
-                                    [bool(eng.masks[0, s, a]) for s, a in enumerate(h.actions[k])],
-                                    [int(a) for a in h.actions[k]])
+                legal = [bool(eng.masks[0, s, a]) for s, a in enumerate(h.actions[k])]
             out.append(frame)
-            prev = frame
         return out
 
     def summary(self) -> list:
@@ -248,9 +246,10 @@ class Replay:
         return lines
 
 
-def _finish_tick(frame, eng, lay_after) -> None:
-    """Fill the applied flags and events of the tick that led from `frame` to lay_after."""
-    callers_before, burns_before, legal, acts = frame.pop("_before")
+def _finish_tick(frame, legal, acts, eng, lay_after) -> None:
+    """Fill the applied flags and events of the tick that led from `frame` (its moves were
+    `acts`, legal or not) to lay_after."""
+    callers_before, burns_before = frame["layout"]["callers"], frame["layout"]["burns"]
     applied = [bool(x) for x in eng.applied[0]]
     frame["applied"] = applied
     ev = []
@@ -277,11 +276,13 @@ def _move_text(table, eng, seat: int, a: int) -> str:
     return text if eng.masks[0, seat, a] else text + " (illegal)"
 
 
-def end_of(engine: Engine, e: int, digest: bool = True) -> dict:
-    """The end record of table e now: status, tick, R29 scores, callers[, digest]."""
+def end_of(engine: Engine, e: int, digest: bool = True, scores=None) -> dict:
+    """The end record of table e now: status, tick, R29 scores, callers[, digest].
+    scores: engine.hand_scores() when the caller has it (several tables ending at once)."""
     st = engine.state
+    scores = engine.hand_scores() if scores is None else scores
     out = {"status": _STATUS[int(st.status[e])], "tick": int(st.tick[e]),
-           "scores": [int(x) for x in engine.hand_scores()[e]],
+           "scores": [int(x) for x in scores[e]],
            "callers": [t for t in range(engine.config.num_teams) if st.callers[e, t]]}
     if digest:
         out["digest"] = state_digest(engine, e)
@@ -382,8 +383,10 @@ class Recorder:
     def after_step(self, engine, playing) -> None:
         self._push(engine)
         ended = self._tab[playing & (engine.state.status[self._tab] != PLAYING)]
-        for e in ended:
-            self._finish(int(e), end_of(engine, e))
+        if ended.size:                               # R29 of every table, once per step
+            scores = engine.hand_scores()
+            for e in ended:
+                self._finish(int(e), end_of(engine, e, scores=scores))
 
     def after_vec_step(self, engine, terminated, truncated, final_scores) -> None:
         """A vector env's step (every table was playing; a finished one is already re-dealt

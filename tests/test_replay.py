@@ -416,3 +416,11 @@ def test_meta_that_is_not_json_is_a_clear_error(tmp_path):
     with pytest.raises(ValueError, match="must hold JSON values"):
         rec.replay().save(tmp_path / "x.json")
     assert not (tmp_path / "x.json").exists()
+
+
+def test_an_experiment_refuses_an_unplayed_deal_before_playing(monkeypatch):
+    import agents.experiment as exp
+    monkeypatch.setattr(exp, "_play_cell", lambda *a, **k: pytest.fail("played first"))
+    spec = spec_from_dict({"baseline": "greedy", "treatments": {"h": "heuristic"}, "deals": 3})
+    with pytest.raises(ValueError, match="deal 3 will not be played"):
+        run_experiment(spec, progress=False, record="deals:3")
