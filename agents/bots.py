@@ -1,14 +1,14 @@
 """The shipped bots: `random`, `greedy` and the tunable `heuristic` styles.
 
 Their decision rules are written down in docs/heuristics.md; the knob table there is STYLES
-in nertz_env/bots.py (the core's names for its bots). Every bot also runs inside the jitted core (`core_policy()`), which is how tournaments
+in nertz_env/bot_specs.py (the core's names for its bots). Every bot also runs inside the jitted core (`core_policy()`), which is how tournaments
 and the vector env's opponents play them.
 """
 from __future__ import annotations
 
 import numpy as np
 
-from nertz_env.bots import (HEURISTIC_STYLES, KNOB_NAMES, STYLES, WITHHOLD_STREAM,  # noqa: F401
+from nertz_env.bot_specs import (HEURISTIC_STYLES, KNOB_NAMES, STYLES, WITHHOLD_STREAM,  # noqa: F401
                            knob_vector)
 from nertz_env.core.policies import N_KNOBS, POLICY_RANDOM, POLICY_SCORED
 

@@ -30,7 +30,7 @@ import operator
 import numpy as np
 
 from nertz_env.actions import BUILD0, N_ACTIONS, WAIT, decode
-from nertz_env.layout import COL_CAP, MAX_RIVER, SRC_NERTZ, SRC_RIVER0, SRC_WASTE
+from nertz_env.encoding import COL_CAP, MAX_RIVER, SRC_NERTZ, SRC_RIVER0, SRC_WASTE
 
 KNOB_NAMES = ("lake_nertz", "lake_stream", "lake_river", "empty_bonus", "nertz_river",
               "waste_river", "waste_river_useful", "shift_empty", "shift_expose", "flip",

@@ -6,19 +6,19 @@
     heuristic:style=cautious,withhold_stream=when-useful,flip=20
     ppo:PATH                                 a saved MaskablePPO (or PPO) model (needs [train])
     ppo:PATH,deterministic=false,device=cpu  its options, after the path
-    learned                                  the shipped 2-team model (agents/models/, needs [train])
+    learned                                  the shipped 2-team model (agents/learned/models/, needs [train])
     learned:teams=4                          the shipped 4-team model (deterministic, device too)
     rllib:PATH                               an RLlib checkpoint (train/rllib_ppo.py --out DIR:
                                              DIR/checkpoint), greedy; needs ray[rllib]
     rllib:PATH,policy=team0,deterministic=false   one policy of several; sampled moves
 
 Grammar: KIND[:OPTIONS]. For heuristic, OPTIONS is KEY=VALUE pairs separated by commas
-(style=S and the knobs of docs/heuristics.md, nertz_env/bots.py STYLES). For ppo, OPTIONS is
+(style=S and the knobs of docs/heuristics.md, nertz_env/bot_specs.py STYLES). For ppo, OPTIONS is
 the model's path (SB3 also tries PATH.zip), then optionally ",KEY=VALUE" pairs:
 deterministic=true|false (default true) and device=cpu|cuda|cuda:N|auto (default cpu);
 the path itself may not contain a comma. For rllib, the same: the checkpoint's path,
 then policy=ID (needed when it holds several policies) and deterministic=true|false
-(agents/rllib_agent.py; loaded without starting Ray). Unknown kinds, options and values
+(agents/learned/rllib.py; loaded without starting Ray). Unknown kinds, options and values
 are ValueErrors naming the spec. In a list of specs (split_specs), a comma-separated part KEY=VALUE whose
 KEY is a plain name belongs to the agent before it.
 """
@@ -28,13 +28,13 @@ import numbers
 import re
 from pathlib import Path
 
-from nertz_env.bots import spec_options as _options
+from nertz_env.bot_specs import spec_options as _options
 
 from .base import Agent, SupportsAct
 from .bots import GreedyAgent, HeuristicAgent, RandomAgent, ScoredAgent
 
 KINDS = ("random", "greedy", "heuristic", "ppo", "learned", "rllib")
-MODELS_DIR = Path(__file__).resolve().parent / "models"    # the shipped models (docs/models.md)
+MODELS_DIR = Path(__file__).resolve().parent / "learned" / "models"    # the shipped models (docs/models.md)
 LEARNED_OPTIONS = ("teams", "deterministic", "device")
 PPO_OPTIONS = ("deterministic", "device")
 _DEVICE = re.compile(r"cpu|auto|cuda(:\d+)?")
@@ -100,7 +100,7 @@ def _ppo_agent(spec: str, rest: str):
     if trailing and not Path(path).exists() and not Path(f"{path}.zip").exists():
         raise ValueError(f"agent {spec!r}: ppo options follow the path after a comma: "
                          f"ppo:{trailing.group(1)},{trailing.group(2)}")
-    from .learned import PPOAgent
+    from .learned.ppo import PPOAgent
     try:
         agent = PPOAgent(path, deterministic=det, device=device)
     except ValueError as err:
@@ -111,7 +111,7 @@ def _ppo_agent(spec: str, rest: str):
 
 
 def shipped_models() -> dict:
-    """{teams: path} of the models shipped in agents/models/ (learned_<T>teams.zip)."""
+    """{teams: path} of the models shipped in agents/learned/models/ (learned_<T>teams.zip)."""
     out = {}
     for p in sorted(MODELS_DIR.glob("learned_*teams.zip")):
         t = p.stem[len("learned_"):-len("teams")]
@@ -174,7 +174,7 @@ def make_agent(spec, seed=None):
     if kind == "learned":
         return _learned_agent(spec, rest)
     if kind == "rllib":
-        from .rllib_agent import from_spec
+        from .learned.rllib import from_spec
         return from_spec(spec, rest, seed)
     raise ValueError(f"agent {spec!r}: unknown kind {kind!r}; kinds are {', '.join(KINDS)}")
 

@@ -20,7 +20,7 @@ import tempfile
 from pathlib import Path
 
 
-from agents.tournament import run_tournament
+from agents.arena.tournament import run_tournament
 
 BOTS = ("heuristic", "greedy", "heuristic:style=river-builder")
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 import argparse
 import time
 
-from agents.tournament import run_tournament
+from agents.arena.tournament import run_tournament
 
 AGENTS = ["random", "greedy", "heuristic:style=river-builder"]
 

@@ -25,10 +25,10 @@ import time
 
 import numpy as np
 
-from agents.tournament import run_tournament
+from agents.arena.tournament import run_tournament
 from nertz_env import RulesConfig, Table, nertz_v0
 from nertz_env.envs.vector import NertzVecEnv
-from nertz_env.replay import record
+from nertz_env.replay.format import record
 
 
 def env_steps(steps: int, recorded: bool) -> float:

@@ -17,12 +17,12 @@ from pathlib import Path
 
 import numpy as np
 
-from agents.play_web import PlayServer, PlaySession
+from agents.human.server import PlayServer, PlaySession
 from agents.registry import make_agent
 from nertz_env.config import RulesConfig
 from nertz_env.engine import Engine
-from nertz_env.replay import Recorder
-from nertz_env.viewer import write_html
+from nertz_env.replay.format import Recorder
+from nertz_env.replay.html import write_html
 
 VIEWPORT = {"width": 1100, "height": 960}
 

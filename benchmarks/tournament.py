@@ -21,7 +21,7 @@ import sys
 
 from agents.base import Agent
 from agents.registry import make_agent
-from agents.tournament import run_tournament
+from agents.arena.tournament import run_tournament
 
 STYLES = ("heuristic", "heuristic:style=lake-rush", "heuristic:style=river-builder",
           "heuristic:style=cautious")

@@ -10,8 +10,8 @@ several Python threads at once; the engine serializes its parallel launches only
 from .actions import N_ACTIONS, Move
 from .config import RulesConfig
 from .engine import Engine
-from .table import Table, TickResult
-from . import nertz_v0  # noqa: E402  (PettingZoo envs; registers nertz/nertz-v0)
+from .table.table import Table, TickResult
+from . import nertz_v0 # noqa: E402  (PettingZoo envs; registers nertz/nertz-v0)
 
 import gymnasium as _gymnasium  # noqa: E402
 

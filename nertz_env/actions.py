@@ -34,7 +34,7 @@ import numpy as np
 from .core import codec as _codec
 from .core.codec import (BUILD0, CALL, FLIP, LAKE0, N_ACTIONS, SHIFT0, SHIFT_PAIRS,  # noqa: F401
                          STACK0, STACK_LENS, STACK_MAX, WAIT)
-from .layout import COL_CAP, MAX_RIVER, SRC_NERTZ, SRC_RIVER0, SRC_WASTE  # noqa: F401
+from .encoding import COL_CAP, MAX_RIVER, SRC_NERTZ, SRC_RIVER0, SRC_WASTE  # noqa: F401
 
 KINDS = ("wait", "flip", "call", "lake", "build", "shift", "stack")   # codec.KIND_* order
 
@@ -73,7 +73,7 @@ def _parse_source(text: str, whole: str) -> tuple[int, int | None]:
 
 @dataclass(frozen=True, eq=False)
 class Move:
-    """A move in API.md's grammar. `sources` are source codes of nertz_env.layout (bottom
+    """A move in API.md's grammar. `sources` are source codes of nertz_env.encoding (bottom
     card first for a stack); `dst` is a River column (build, shift) or None (Lake);
     `index` is the shift's River index from the column bottom (None = the top card)."""
 

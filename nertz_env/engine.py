@@ -41,7 +41,7 @@ from .core.observe import (OBS_DIM, observe_batch, observe_seat_batch, observe_s
                            step_observe_batch, summary_width)
 from .core.state import (allocate_masks, allocate_scratch, allocate_state, copy_table,
                          make_params)
-from .layout import DECK, OVER_TRUNCATED, PLAYING
+from .encoding import DECK, OVER_TRUNCATED, PLAYING
 
 
 PARALLEL_MIN_TABLES = 256

@@ -12,7 +12,7 @@ an out-of-range id with an AssertionError before that check.)
 
 Importing this module also registers "nertz/nertz-v0" in PettingZoo's registry (PettingZoo >=
 1.27: `pettingzoo.make("aec", "nertz/nertz-v0")`, `pettingzoo.make("parallel", ...)`); with an
-older PettingZoo, `nertz_env.registry.make` does the same. Keyword arguments and the
+older PettingZoo, `nertz_env.envs.registry.make` does the same. Keyword arguments and the
 environment's documentation: nertz_env/envs/pettingzoo.py.
 """
 from __future__ import annotations

@@ -8,7 +8,7 @@ segments as tabled in nertz_env/core/observe.py; indices count from the segment'
 values rounded to 6 decimals; all-zero segments are left out); then the chosen moves and the
 resolution order, the applied flags, the Nertz callers and the R29 hand scores.
 
-tests/test_golden.py regenerates the text in memory and compares it with tests/golden/*.txt.
+tests/table/test_golden.py regenerates the text in memory and compares it with tests/golden/*.txt.
 After a deliberate change of rules or observations, regenerate the files (and bump nertz_v<N>)
 from the repository root with:
 

@@ -1,7 +1,7 @@
 """Imitation of the best heuristic, then MaskablePPO against a league of shipped bots, judged
 on duplicate deals against that heuristic under the rules tournaments play.
 
-One file, read top to bottom (CleanRL style); the pieces are agents/training.py's, the
+One file, read top to bottom (CleanRL style); the pieces are agents/training/run.py's, the
 library behind `nertz train` (which adds --resume; this recipe always starts afresh):
 
     python -m train.ppo_league --help
@@ -31,7 +31,7 @@ import time
 from pathlib import Path
 
 if __name__ == "__main__":
-    from agents import training as T
+    from agents.training import run as T
     from nertz_env.config import RulesConfig
 
     p = argparse.ArgumentParser(prog="python -m train.ppo_league")

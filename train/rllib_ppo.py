@@ -16,7 +16,7 @@ One file, read top to bottom: arguments, environment, algorithm config, training
   id was off its own action mask) and `penalties` (the new R31 penalties of the agent's team
   this tick, read from the engine's `penalties` counter); an on_episode_step callback sums
   them into the results as `illegal_picks` and `penalties` (lifetime sums: they must stay 0).
-- Policy: `agents.rllib_agent.MaskedPPOModule` (RLModule, default network 64x64 tanh):
+- Policy: `agents.learned.rllib.MaskedPPOModule` (RLModule, default network 64x64 tanh):
   the policy head's logits are FLOAT_MIN wherever "action_mask" is 0, in forward_inference,
   forward_exploration and forward_train; the value head sees the plain "observation".
   `--policy shared`: one module "shared" for every seat; `--policy per-team`: one module per
@@ -26,7 +26,7 @@ One file, read top to bottom: arguments, environment, algorithm config, training
   seconds, env steps, episodes, RLlib's mean episode return (the sum over every agent of the
   hand's rewards) and per module (the rewards of the agents it plays), illegal picks,
   penalties, agent steps checked). The agent kind
-  `rllib:DIR/checkpoint[,policy=team0]` (agents/rllib_agent.py) loads a module without Ray.
+  `rllib:DIR/checkpoint[,policy=team0]` (agents/learned/rllib.py) loads a module without Ray.
 
 Needs ray[rllib] and torch (`pip install -e ".[clients]"`). docs/rllib.md has timings.
 """
@@ -41,7 +41,7 @@ from pathlib import Path
 
 from pettingzoo.utils.wrappers import BaseParallelWrapper
 
-from agents.rllib_agent import DEFAULT_HIDDEN
+from agents.learned.rllib import DEFAULT_HIDDEN
 from nertz_env import nertz_v0
 
 POLICIES = ("shared", "per-team")
@@ -134,7 +134,7 @@ def build_config(policy: str = "shared", teams: int = 2, *, seed: int = 0,
     from ray.rllib.core.rl_module.rl_module import RLModuleSpec
     from ray.tune.registry import register_env
 
-    from agents.rllib_agent import MaskedPPOModule
+    from agents.learned.rllib import MaskedPPOModule
 
     cfg = env_config(teams, max_ticks)
     ids, mapping = policy_mapping(policy, cfg)

@@ -1,6 +1,6 @@
 """The numba rules core: batched Nertz state in typed arrays and the kernels that play it.
 
 Must never import gymnasium, pettingzoo or anything above it in nertz_env (only numpy, numba,
-nertz_env.layout and nertz_env.actions). The array layout is documented in nertz_env/layout.py;
+nertz_env.encoding and nertz_env.actions). The array layout is documented in nertz_env/encoding.py;
 the decisions RULES.md leaves open are in docs/engine_contract.md (D1-D21).
 """

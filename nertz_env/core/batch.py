@@ -23,7 +23,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
-from ..layout import OVER_TRUNCATED, PLAYING
+from ..encoding import OVER_TRUNCATED, PLAYING
 from .chunks import chunk_bounds, n_chunks
 from .deal import deal_table, shuffle_decks
 from .legal import write_table_masks

@@ -5,7 +5,7 @@ numbering cannot drift between the core, the Table, the environments and the age
 
     decode(a) -> (kind, src, dst, index, length)
         kind    KIND_* below (the order of actions.KINDS)
-        src     source code (nertz_env.layout SRC_*) of a lake move, a build, a stack's bottom
+        src     source code (nertz_env.encoding SRC_*) of a lake move, a build, a stack's bottom
                 card, or SRC_RIVER0 + A for a shift riverA:I>riverB; -1 otherwise
         dst     River column of a build or a shift; -1 otherwise
         index   a shift's River index I; -1 otherwise
@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from numba import njit
 
-from ..layout import COL_CAP, MAX_RIVER, N_SOURCES, SRC_RIVER0
+from ..encoding import COL_CAP, MAX_RIVER, N_SOURCES, SRC_RIVER0
 
 WAIT, FLIP, CALL = 0, 1, 2
 LAKE0 = 3

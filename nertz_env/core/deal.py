@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from numba import njit
 
-from ..layout import DECK, NERTZ_SIZE, PLAYING
+from ..encoding import DECK, NERTZ_SIZE, PLAYING
 from .rules import random_below
 
 

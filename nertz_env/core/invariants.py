@@ -24,7 +24,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from ..layout import (COL_CAP, DECK, LAKE_PILES_PER_TEAM, N_RANKS, NERTZ_SIZE, NO_CARD,
+from ..encoding import (COL_CAP, DECK, LAKE_PILES_PER_TEAM, N_RANKS, NERTZ_SIZE, NO_CARD,
                       OVER_NERTZ, OVER_TRUNCATED, PLAYING, STREAM_CAP, card_text)
 
 # error codes; MESSAGES below says what each means

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from numba import njit
 
-from ..layout import ACE, KING, NO_CARD, PLAYING, SRC_NERTZ, SRC_RIVER0
+from ..encoding import ACE, KING, NO_CARD, PLAYING, SRC_NERTZ, SRC_RIVER0
 from .codec import CALL, FLIP, N_ACTIONS, WAIT, build_id, lake_id, shift_id, stack_id
 from .rules import available_card, can_build_on, fits_lake, rank, shift_index, stream_seat
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from numba import njit
 
-from ..layout import KING, SRC_NERTZ, SRC_WASTE
+from ..encoding import KING, SRC_NERTZ, SRC_WASTE
 from .rules import rank
 
 

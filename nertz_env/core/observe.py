@@ -28,7 +28,7 @@ import numpy as np
 from numba import njit, prange
 
 from ..config import MAX_TEAMS
-from ..layout import MAX_RIVER, NO_CARD, SRC_RIVER0
+from ..encoding import MAX_RIVER, NO_CARD, SRC_RIVER0
 from .chunks import chunk_bounds, n_chunks
 from .rules import stream_seat, suit
 
@@ -161,7 +161,7 @@ def write_table_observations(st, prm, scr, e, obs):
     share computed once. Seat 0's row is written in full; a partner of seat 0 copies it; a
     seat of another team writes its own team's part and copies the Lake and every opponent
     block that seat 0's row holds (team u's block is the same whoever looks at it), writing
-    only seat 0's team's block itself. tests/test_observe.py checks that every row equals
+    only seat 0's team's block itself. tests/core/test_observe.py checks that every row equals
     write_seat_observation's."""
     S, T, R = prm.n_seats, prm.n_teams, prm.river_size
     write_seat_observation(st, prm, scr, e, 0, obs, 0)

@@ -19,7 +19,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from ..layout import ACE, N_RANKS, NO_CARD, SRC_NERTZ, SRC_WASTE
+from ..encoding import ACE, N_RANKS, NO_CARD, SRC_NERTZ, SRC_WASTE
 
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 _M1 = np.uint64(0xBF58476D1CE4E5B9)

@@ -38,3 +38,14 @@ def decide_winner(totals, calls, target_score):
         if t != best and totals[t] == totals[best] and calls[t] == calls[best]:
             return -1
     return best
+
+
+def relative_points(own, total, n_teams):
+    """Points relative to the table: a team's points minus the mean of the other teams'
+    (the "relative" reward of the envs and training, the "relative" outcome of experiments).
+    own: a team's points, total: the sum over all n_teams teams' points; scalars or arrays of
+    one shape. The one definition: numba code calls `relative_points_jit`, the same formula."""
+    return own - (total - own) / (n_teams - 1)
+
+
+relative_points_jit = njit(cache=True, inline="always")(relative_points)

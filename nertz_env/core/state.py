@@ -1,5 +1,5 @@
 """NertzState (the arrays of B tables), Scratch (per-tick work buffers) and Params (a
-RulesConfig as plain numbers for the kernels). Shapes and dtypes: nertz_env/layout.py.
+RulesConfig as plain numbers for the kernels). Shapes and dtypes: nertz_env/encoding.py.
 
 Config crosses the jit boundary as numbers and small arrays (numba freezes globals at compile
 time), so one compiled kernel serves every RulesConfig.
@@ -12,7 +12,7 @@ from typing import NamedTuple
 import numpy as np
 
 from ..actions import N_ACTIONS, STACK_MAX
-from ..layout import (COL_CAP, DECK, LAKE_PILES_PER_TEAM, N_RANKS, NERTZ_SIZE, NO_CARD,
+from ..encoding import (COL_CAP, DECK, LAKE_PILES_PER_TEAM, N_RANKS, NERTZ_SIZE, NO_CARD,
                       STREAM_CAP)
 
 

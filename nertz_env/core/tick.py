@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from numba import njit
 
-from ..layout import (ACE, COST_FLIP, COST_LAKE, COST_RIVER, COST_SHIFT, OVER_NERTZ,
+from ..encoding import (ACE, COST_FLIP, COST_LAKE, COST_RIVER, COST_SHIFT, OVER_NERTZ,
                       OVER_TRUNCATED, PLAYING, SRC_RIVER0)
 from .codec import (KIND_BUILD, KIND_CALL, KIND_FLIP, KIND_LAKE, KIND_SHIFT, KIND_WAIT,
                     decode)

@@ -17,8 +17,8 @@ import numpy as np
 from ..config import RulesConfig
 from ..core.state import cards_in_play, coerce_state
 from ..engine import Engine
-from ..game import MAX_HANDS, decide_winner
-from ..layout import DECK, OVER_TRUNCATED, PLAYING
+from ..table.games import MAX_HANDS, decide_winner
+from ..encoding import DECK, OVER_TRUNCATED, PLAYING
 
 RULE_FIELDS = tuple(f.name for f in dataclasses.fields(RulesConfig) if f.init)
 RESET_OPTIONS = ("layout",)                # the keys reset(options=...) takes

@@ -81,10 +81,10 @@ Chosen by `episode=` (the same logic as the PettingZoo env, shared in `nertz_env
   (R24; with `auto_nertz=True` an empty Nertz pile ends it at once). `truncated` when no team
   has called after `max_ticks` ticks (R26). The last step's info holds the final `hand_scores`.
 - `"game"`: hands 0, 1, 2, ... (two-player teams swap roles, R4) are dealt one after another
-  until `nertz_env.game.decide_winner` names a winner (R30): `terminated`. A step that ends a
+  until `nertz_env.table.games.decide_winner` names a winner (R30): `terminated`. A step that ends a
   hand but not the game returns the next hand's first observation (its reward still belongs
   to the finished hand) and `info["final_scores"]` (the finished hand's scores); the last
-  step also has `info["winner"]`. After `nertz_env.game.MAX_HANDS` hands without a winner:
+  step also has `info["winner"]`. After `nertz_env.table.games.MAX_HANDS` hands without a winner:
   `truncated`.
 
 Stepping after the end changes nothing and repeats the end flags with reward 0.
@@ -147,11 +147,11 @@ from ..core.observe import OBS_DIM
 from ..engine import Engine
 from .episode import (EPISODES, REWARDS, GameLedger, check_reward, checked_rng_state, env_config,
                       load_snapshot, take_snapshot, team_rewards)
-from ..layout import OVER_TRUNCATED, PLAYING
+from ..encoding import OVER_TRUNCATED, PLAYING
 from .opponents import FrozenPolicy, as_opponent, opponents_per_seat
 from .episode import check_options, check_rule_kwargs, check_seed, illegal_move_error
 from .render import render_rgb
-from ..table import Table
+from ..table.table import Table
 
 __all__ = ["NertzGymEnv", "FrozenPolicy", "REWARDS", "EPISODES"]
 

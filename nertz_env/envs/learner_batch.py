@@ -29,7 +29,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..actions import N_ACTIONS, check_action_array
-from ..bots import core_bot
+from ..bot_specs import core_bot
 from ..config import RulesConfig
 from ..core.batch import (
     REWARD_RELATIVE,
@@ -49,7 +49,7 @@ REWARDS = {"score": REWARD_SCORE, "relative": REWARD_RELATIVE}
 
 def core_bots(opponents, config: RulesConfig, learner_seat: int, n_tables: int):
     """(kinds [E, S], knobs [E, S, K], names) of the opponents (module docstring): spec
-    strings of nertz_env/bots.py, or objects with `core_policy() -> (kind, knobs)` (the
+    strings of nertz_env/bot_specs.py, or objects with `core_policy() -> (kind, knobs)` (the
     agents package's bots)."""
     others = [s for s in range(config.num_seats) if s != learner_seat]
     per_seat = opponents_per_seat(opponents, others)      # seats left out: random

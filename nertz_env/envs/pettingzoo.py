@@ -47,9 +47,9 @@ game), `tick`, `applied` (bool: the agent's move took effect this tick; False af
 - `episode="hand"` (default): one hand. A Nertz call ends it: `terminations` all True. The
   hand reaching `max_ticks` (R26) ends it: `truncations` all True.
 - `episode="game"`: hands numbered 0, 1, 2, ... (two-player teams swap roles, R4) are dealt one
-  after another until `nertz_env.game.decide_winner` names a winner (R30); then `terminations`
+  after another until `nertz_env.table.games.decide_winner` names a winner (R30); then `terminations`
   are all True. A step that ends a hand but not the game returns the new hand's first
-  observation (its reward still belongs to the finished hand). If `nertz_env.game.MAX_HANDS`
+  observation (its reward still belongs to the finished hand). If `nertz_env.table.games.MAX_HANDS`
   hands pass without a winner, `truncations` are all True.
 After either, `agents` is empty until `reset()`.
 
@@ -87,10 +87,10 @@ from ..engine import Engine
 from .episode import (GameLedger, check_options, check_reward, check_rule_kwargs,
                       check_seed, env_config, illegal_move_error, load_snapshot, take_snapshot,
                       team_rewards)
-from ..game import MAX_HANDS
-from ..layout import PLAYING
+from ..table.games import MAX_HANDS
+from ..encoding import PLAYING
 from .render import render_rgb
-from ..table import Table
+from ..table.table import Table
 
 OBSERVATIONS = ("flat",)
 RENDER_MODES = ("ansi", "human", "rgb_array")

@@ -23,7 +23,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from ..layout import N_RANKS, RANKS, parse_card
+from ..encoding import N_RANKS, RANKS, parse_card
 
 FELT = (18, 102, 52)
 FELT_DARK = (10, 70, 34)

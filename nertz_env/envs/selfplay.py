@@ -35,7 +35,7 @@ from ..actions import N_ACTIONS, check_action_array
 from ..core.batch import deal_range
 from ..core.observe import OBS_DIM, SUM_APPLIED, SUM_HAND, SUM_STATUS, observe_range
 from ..engine import Engine
-from ..layout import OVER_TRUNCATED, PLAYING
+from ..encoding import OVER_TRUNCATED, PLAYING
 from .episode import check_rule_kwargs, check_seed, env_config, illegal_move_error
 from .gym_vector import NertzGymVectorEnv
 from .learner_batch import REWARDS

@@ -147,7 +147,7 @@ class NertzVecEnv(_VecEnvBase):
         framed), all of one shape; SB3's VecEnv.render tiles them."""
         from ..core.state import copy_table
         from .render import render_rgb
-        from ..table import Table
+        from ..table.table import Table
         view = Engine(self.config, 1)                # a one-table copy to read each table
         table, team = Table(view), self.config.seat_team[self.learner_seat]
         images = []

@@ -1,7 +1,7 @@
 /* The one picture of a Nertz table in a browser, from an API.md layout dict.
  *
- * Used by the replay viewer (nertz_env/viewer.py, one self-contained file) and by the
- * person-vs-bots page (agents/play_web.py): same card names (RULES.md R2 text), same look.
+ * Used by the replay viewer (nertz_env/replay/html.py, one self-contained file) and by the
+ * person-vs-bots page (agents/human/server.py): same card names (RULES.md R2 text), same look.
  * Plain JS, no framework, nothing fetched from the network.
  *
  *   NertzTable.render(root, layout, opts)   draws the table into the element `root`

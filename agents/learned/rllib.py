@@ -1,0 +1,198 @@
+"""RLlib policies as agents (needs the `[clients]` extra: ray[rllib] and torch).
+
+    rllib:PATH                      the one policy saved under PATH (greedy)
+    rllib:PATH,policy=team0         one policy of a multi-policy save (train/rllib_ppo.py --policy per-team)
+    rllib:PATH,deterministic=false  sample from the masked action distribution
+
+PATH is an RLlib checkpoint: an Algorithm checkpoint (`algo.save_to_path`, what
+train/rllib_ppo.py writes), a MultiRLModule directory (one sub-directory per policy id) or a
+single RLModule directory (`module.save_to_path`). The RLModule is rebuilt with
+`RLModule.from_checkpoint` in this process: no Ray instance and no Algorithm are started.
+
+`MaskedPPOModule` is the module train/rllib_ppo.py trains (RLlib's new API stack): two small
+MLPs over the env's plain "observation" vector, the policy head's logits set to FLOAT_MIN on
+every action whose "action_mask" entry is 0 (in forward_inference, forward_exploration and
+forward_train alike), the value head on the observation alone. It reads nertz_v0's own
+observation keys, so no connector renames anything. The class is built on first access
+(PEP 562 module __getattr__): importing this module imports neither ray nor torch, yet a
+checkpoint's pickled reference `agents.learned.rllib.MaskedPPOModule` resolves.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from ..base import Agent, check_batch
+
+DEFAULT_HIDDEN = (64, 64)
+RLLIB_OPTIONS = ("policy", "deterministic")
+# Checkpointable's file naming the class to rebuild (every RLModule / MultiRLModule dir has one)
+_CTOR_FILE = "class_and_ctor_args.pkl"
+_ALGO_MODULES = ("learner_group", "learner", "rl_module")   # inside an Algorithm checkpoint
+_LAZY = {}
+
+
+def __getattr__(name):
+    if name == "MaskedPPOModule":
+        if name not in _LAZY:
+            _LAZY[name] = _build_module_class()
+        return _LAZY[name]
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def _build_module_class():
+    import gymnasium as gym
+    import torch
+    from ray.rllib.core.columns import Columns
+    from ray.rllib.core.rl_module.apis import ValueFunctionAPI
+    from ray.rllib.core.rl_module.torch import TorchRLModule
+    from ray.rllib.utils.torch_utils import FLOAT_MIN
+    from torch import nn
+
+    def mlp(n_in, hidden, n_out):
+        layers, width = [], n_in
+        for h in hidden:
+            layers += [nn.Linear(width, h), nn.Tanh()]
+            width = h
+        return nn.Sequential(*layers, nn.Linear(width, n_out))
+
+    class MaskedPPOModule(TorchRLModule, ValueFunctionAPI):
+        """PPO's actor-critic over nertz_v0's Dict observation; illegal logits = FLOAT_MIN
+        (finite, so PPO's entropy of a masked distribution stays a number, never NaN)."""
+
+        def setup(self):
+            space = self.observation_space
+            if not isinstance(space, gym.spaces.Dict) or \
+                    set(space.spaces) != {"observation", "action_mask"}:
+                raise ValueError(f"MaskedPPOModule needs nertz_v0's Dict observation space "
+                                 f"{{'observation', 'action_mask'}}, got {space}")
+            n_obs = int(np.prod(space["observation"].shape))
+            hidden = tuple(int(h) for h in (self.model_config or {}).get("hidden", DEFAULT_HIDDEN))
+            self.pi = mlp(n_obs, hidden, self.action_space.n)
+            self.vf = mlp(n_obs, hidden, 1)
+
+        def _masked_logits(self, batch):
+            obs = batch[Columns.OBS]
+            logits = self.pi(obs["observation"])
+            return torch.where(obs["action_mask"] > 0, logits,
+                               torch.full_like(logits, FLOAT_MIN))
+
+        def _forward(self, batch, **kwargs):          # inference and exploration
+            return {Columns.ACTION_DIST_INPUTS: self._masked_logits(batch)}
+
+        def _forward_train(self, batch, **kwargs):
+            return {Columns.ACTION_DIST_INPUTS: self._masked_logits(batch)}
+
+        def compute_values(self, batch, embeddings=None):
+            return self.vf(batch[Columns.OBS]["observation"]).squeeze(-1)
+
+    MaskedPPOModule.__module__ = __name__
+    MaskedPPOModule.__qualname__ = "MaskedPPOModule"
+    return MaskedPPOModule
+
+
+def policy_dirs(path) -> dict:
+    """{policy id: directory} of the RLModules saved under `path` (an Algorithm checkpoint,
+    a MultiRLModule dir or one RLModule dir, whose id is ''). ValueError naming the path when
+    it holds none."""
+    p = Path(path)
+    if not p.is_dir():
+        raise ValueError(f"rllib checkpoint {str(path)!r} is not a directory; give the "
+                         "directory train/rllib_ppo.py --out wrote (its checkpoint/ inside)")
+    for root in (p, p / "checkpoint"):           # --out itself names its checkpoint/ too
+        modules = root.joinpath(*_ALGO_MODULES)
+        if modules.is_dir():
+            p = modules
+            break
+    subs = {d.name: d for d in sorted(p.iterdir()) if (d / _CTOR_FILE).is_file()} \
+        if p.is_dir() else {}
+    if subs:
+        return subs
+    if (p / _CTOR_FILE).is_file():
+        return {"": p}
+    raise ValueError(f"rllib checkpoint {str(path)!r} is not an RLlib module checkpoint (no "
+                     f"{_CTOR_FILE} in it, in its sub-directories or in "
+                     f"{'/'.join(_ALGO_MODULES)}); give what train/rllib_ppo.py --out wrote")
+
+
+def load_module(path, policy: str | None = None):
+    """(policy id, RLModule) from an RLlib checkpoint (policy_dirs), without Ray running.
+    policy: the id to pick when the checkpoint holds several (None: the only one)."""
+    dirs = policy_dirs(path)
+    if policy is None:
+        if len(dirs) != 1:
+            raise ValueError(f"rllib checkpoint {str(path)!r} holds policies "
+                             f"{', '.join(dirs)}: pick one with ,policy=ID")
+        policy = next(iter(dirs))
+    elif policy not in dirs:
+        raise ValueError(f"rllib checkpoint {str(path)!r}: policy={policy!r} is not saved "
+                         f"there; its policies are {', '.join(dirs) or '(one unnamed)'}")
+    try:
+        from ray.rllib.core.rl_module.rl_module import RLModule
+    except ImportError as exc:
+        raise ValueError(f"rllib checkpoint {str(path)!r}: rllib agents need ray[rllib] and "
+                         "torch: pip install -e '.[clients]'") from exc
+    try:
+        module = RLModule.from_checkpoint(str(dirs[policy].resolve()))
+    except Exception as exc:  # any loader failure is the checkpoint's: name it
+        raise ValueError(f"rllib checkpoint {str(path)!r}: policy {policy!r} could not be "
+                         f"loaded ({type(exc).__name__}: {' '.join(str(exc).split())})") from exc
+    module.eval()
+    return policy, module
+
+
+class RLlibAgent(Agent):
+    """`rllib:PATH[,policy=ID][,deterministic=false]`: a saved RLModule playing through
+    forward_inference (greedy: argmax of the masked logits) or, deterministic=False,
+    forward_exploration's masked distribution sampled with a seeded generator. The mask is
+    applied again here, so even a module that does not mask never sends an illegal id."""
+
+    def __init__(self, path, policy: str | None = None, deterministic: bool = True,
+                 seed: int | None = None):
+        if not isinstance(deterministic, bool):
+            raise ValueError(f"deterministic={deterministic!r} must be True or False")
+        self.policy_id, self.module = load_module(path, policy)
+        self.deterministic = deterministic
+        self._rng = np.random.default_rng(seed)
+        self.name = f"rllib:{path}"
+
+    def logits(self, observations, action_masks) -> np.ndarray:
+        """The module's action-distribution inputs, float32 [n, 322] (FLOAT_MIN where illegal
+        for a MaskedPPOModule)."""
+        import torch
+        from ray.rllib.core.columns import Columns
+        obs, masks = check_batch(observations, action_masks)
+        batch = {Columns.OBS: {"observation": torch.as_tensor(np.asarray(obs, np.float32)),
+                               "action_mask": torch.as_tensor(np.asarray(masks, np.int8))}}
+        with torch.no_grad():
+            out = (self.module.forward_inference(batch) if self.deterministic
+                   else self.module.forward_exploration(batch))
+        return out[Columns.ACTION_DIST_INPUTS].numpy()
+
+    def act(self, observation, action_mask) -> int:
+        return int(self.act_batch(np.asarray(observation)[None], np.asarray(action_mask)[None])[0])
+
+    def act_batch(self, observations, action_masks) -> np.ndarray:
+        logits = self.logits(observations, action_masks).astype(np.float64)
+        legal = np.asarray(action_masks) > 0
+        if not self.deterministic:                 # Gumbel-max: a draw from softmax(logits)
+            logits = logits + self._rng.gumbel(size=logits.shape)
+        return np.where(legal, logits, -np.inf).argmax(axis=1).astype(np.int64)
+
+
+def from_spec(spec: str, rest: str, seed: int | None = None) -> RLlibAgent:
+    """make_agent's `rllib:PATH[,policy=ID][,deterministic=true|false]`; rest is what
+    follows 'rllib:'. Every bad part is a ValueError naming the spec."""
+    from ..registry import path_options
+    path, opts, det = path_options(spec, rest, "rllib", RLLIB_OPTIONS,
+                                   "path/to/checkpoint[,policy=ID][,deterministic=false]")
+    policy = opts.get("policy")
+    if policy is not None and not policy:
+        raise ValueError(f"agent {spec!r}: policy= needs a policy id, e.g. policy=team0")
+    try:
+        agent = RLlibAgent(path, policy=policy, deterministic=det, seed=seed)
+    except ValueError as err:
+        raise ValueError(f"agent {spec!r}: {err}") from err.__cause__
+    agent.name = spec
+    return agent

@@ -1,0 +1,252 @@
+"""Reports of Nertz bot tournaments: the plain-text tables, the CSV and JSON files and the
+leaderboard plot of the rows that agents/stats/estimators.py computes (leaderboard(),
+paired_differentials()). Nothing here estimates anything.
+
+Public API: ``format_table``, ``write_csv``, ``write_pairs_csv``, ``write_json``,
+``plot_leaderboard``.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import math
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from .estimators import LEADERBOARD_FIELDS, PAIR_FIELDS, orient_pairs
+
+__all__ = [
+    "format_table",
+    "plot_leaderboard",
+    "write_csv",
+    "write_json",
+    "write_pairs_csv",
+]
+
+
+def _fmt(x: Any, spec: str) -> str:
+    if x is None or (isinstance(x, float) and not math.isfinite(x)):
+        return "-"
+    return format(x, spec)
+
+
+def _render(header: Sequence[str], body: list[list[str]], left: int) -> list[str]:
+    widths = [len(h) for h in header]
+    for r in body:
+        widths = [max(w, len(c)) for w, c in zip(widths, r)]
+
+    def line(cells: Sequence[str]) -> str:
+        return "  ".join(c.ljust(w) if k < left else c.rjust(w)
+                         for k, (c, w) in enumerate(zip(cells, widths))).rstrip()
+
+    out = [line(header), "  ".join("-" * w for w in widths)]
+    out += [line(r) for r in body]
+    return out
+
+
+render_rows = _render   # a plain-text table: header, rows of cells, left-aligned columns
+
+
+_MODE_UNITS = {"hands": ("hand", "hands"), "games": ("game", "games")}
+
+
+def _units(mode: str) -> tuple[str, str]:
+    if mode not in _MODE_UNITS:
+        raise ValueError(f"mode {mode!r} is unknown; modes are {', '.join(_MODE_UNITS)}")
+    return _MODE_UNITS[mode]
+
+
+def _n_deals(rows: Sequence[dict], pairs: Sequence[dict]) -> int:
+    counts = [int(r.get("units", 0) or 0) for r in rows] + [int(p["units"]) for p in pairs]
+    return max(counts, default=0)
+
+
+def format_table(rows: Sequence[dict], pairs: Sequence[dict] = (), *,
+                 mode: str = "hands") -> str:
+    """Aligned plain-text tables: the leaderboard (ranked by mean points per hand over deals),
+    then the paired differences listed by that rank, then a legend of every column.
+
+    ``mode`` ("hands" or "games") names what a record is: the ``hands`` column counts
+    hands or games, and win shares are per hand or per game.
+    """
+    one, many = _units(mode)
+    header = ["#", "agent", many, "deals", "points", "+/-95%", "win", "+/-95%",
+              "nertz", "+/-95%", "rating", "rating 95% CI"]
+    body = []
+    for k, r in enumerate(rows, 1):
+        body.append([
+            str(k), str(r["agent"]), str(r["hands"]), str(r.get("units", "-")),
+            _fmt(r["points"], ".2f"), _fmt(r["points_ci"], ".2f"),
+            _fmt(r["win_share"], ".3f"), _fmt(r.get("win_ci"), ".3f"),
+            _fmt(r["nertz_rate"], ".3f"), _fmt(r.get("nertz_ci"), ".3f"),
+            _fmt(r.get("rating"), "+.2f"),
+            f"[{_fmt(r.get('rating_low'), '+.2f')}, {_fmt(r.get('rating_high'), '+.2f')}]",
+        ])
+    n = _n_deals(rows, pairs)
+    lines = [(f"Leaderboard: ranked by mean points per hand (95% CI over {n} deals; "
+             f"{mode} mode)")]
+    lines += _render(header, body, left=2)
+    lines.append("")
+    ranked = orient_pairs(pairs, rows) if pairs and rows else list(pairs)
+    lines.append("Paired differences A - B in points per hand, A ranked above B "
+                 "(95% paired t-interval over deals)")
+    if not ranked:
+        lines.append("  (no pair shares at least 2 deals)")
+    else:
+        lines.append(f"  {len(ranked)} intervals at once: holm = Holm-adjusted verdict over all "
+                     f"{len(ranked)} pairs (family-wise alpha 0.05), beside the raw 'sig'")
+        pheader = ["A", "B", "deals", "diff", "95% CI", "p", "sig", "holm"]
+        pbody = []
+        for p in ranked:
+            ci = f"[{_fmt(p['ci_low'], '+.2f')}, {_fmt(p['ci_high'], '+.2f')}]"
+            pbody.append([str(p["a"]), str(p["b"]) + ("" if p.get("same_table", True) else " ~"),
+                          str(p["units"]), _fmt(p["diff"], "+.2f"), ci,
+                          _fmt(p.get("p_value"), ".3g"),
+                          "*" if p["significant"] else "", "*" if p.get("holm") else ""])
+        lines += _render(pheader, pbody, left=2)
+    lines.append("")
+    lines += _legend(one, many, mode, any(not p.get("same_table", True) for p in ranked))
+    return "\n".join(lines) + "\n"
+
+
+def _legend(one: str, many: str, mode: str, apart: bool) -> list[str]:
+    per = " (a game's points divided by its hands)" if mode == "games" else ""
+    out = [
+        "Legend",
+        f"  {many}: {many} the agent played (a team position in one {one})",
+        "  deals: independent deals the agent played; every interval is over deals",
+        (f"  points: mean points per hand{per}, averaged within each deal, then over deals"
+        " (the ranking)"),
+        "  +/-95%: half-width of the 95% Student-t interval over deals of the column to its left",
+        f"  win: share of {many} won (ties share the win)",
+        "  nertz: share of hands in which the agent's team called Nertz",
+        "  rating: Plackett-Luce log-strength fitted over all hands (mean 0; not the ranking)",
+        "  rating 95% CI: percentile bootstrap over deals",
+        ("  diff / 95% CI / p: paired difference over deals, its t-interval and two-sided"
+        " paired t-test"),
+        "  sig: raw 95% interval excludes 0;  holm: significant after Holm's correction",
+    ]
+    if apart:
+        out.append("  ~ after B: A and B never shared a table; diff of their per-deal means")
+    return out
+
+
+def _write_dicts(rows: Sequence[dict], path: Any, default_fields: Sequence[str]) -> None:
+    fields = list(rows[0].keys()) if rows else list(default_fields)
+    with open(path, "w", newline="") as fh:
+        w = csv.DictWriter(fh, fieldnames=fields, extrasaction="ignore")
+        w.writeheader()
+        for r in rows:
+            w.writerow({k: (repr(float(v)) if isinstance(v, (float, np.floating)) else v)
+                        for k, v in r.items()})
+
+
+def write_csv(rows: Sequence[dict], path: Any) -> None:
+    """Write leaderboard rows as CSV (header = row keys; floats as repr)."""
+    _write_dicts(rows, path, LEADERBOARD_FIELDS)
+
+
+def write_pairs_csv(pairs: Sequence[dict], path: Any) -> None:
+    """Write paired-differential rows as CSV."""
+    _write_dicts(pairs, path, PAIR_FIELDS)
+
+
+def _jsonable(obj: Any, digits: int) -> Any:
+    if isinstance(obj, dict):
+        return {str(k): _jsonable(v, digits) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [_jsonable(v, digits) for v in obj]
+    if isinstance(obj, np.ndarray):
+        return _jsonable(obj.tolist(), digits)
+    if isinstance(obj, (bool, np.bool_)):
+        return bool(obj)
+    if isinstance(obj, (int, np.integer)):
+        return int(obj)
+    if isinstance(obj, (float, np.floating)):
+        x = float(obj)
+        if not math.isfinite(x):
+            return None
+        return float(format(x, f".{digits}g"))
+    return obj
+
+
+def write_json(obj: Any, path: Any, digits: int = 8) -> None:
+    """Write ``obj`` as indented JSON.
+
+    Floats (and numpy scalars/arrays) are rounded to ``digits`` significant
+    digits, NaN/inf become ``null``; dict keys keep their insertion order
+    (deterministic for the rows built here).
+    """
+    with open(path, "w") as fh:
+        json.dump(_jsonable(obj, digits), fh, indent=2, allow_nan=False)
+        fh.write("\n")
+
+
+def plot_leaderboard(rows: Sequence[dict], pairs: Sequence[dict], path: Any,
+                     title: str | None = "Nertz tournament", *, mode: str = "hands") -> None:
+    """Save a PNG: left, mean points per hand with 95% CI over deals per agent (leaderboard
+    order = the ranking); right, heatmap of paired differences (row minus column, annotated;
+    ``*`` = raw 95% interval excludes 0, ``**`` = also Holm-significant).  Long titles wrap."""
+    import textwrap
+
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    _units(mode)
+    names = [str(r["agent"]) for r in rows]
+    n = len(names)
+    idx = {a: i for i, a in enumerate(names)}
+    mat = np.full((n, n), np.nan)
+    mark = np.full((n, n), "", dtype=object)
+    for p in pairs:
+        i, j = idx.get(str(p["a"])), idx.get(str(p["b"]))
+        if i is None or j is None:
+            continue
+        mat[i, j], mat[j, i] = p["diff"], -p["diff"]
+        m = ("**" if p.get("holm") else "*") if p["significant"] else ""
+        mark[i, j] = mark[j, i] = m
+
+    side = max(3.0, 0.5 * n + 2.0)
+    width = 2.0 * side + 1.5
+    fig = Figure(figsize=(width, side + 0.6))
+    FigureCanvasAgg(fig)
+    ax1, ax2 = fig.subplots(1, 2)
+
+    y = np.arange(n)
+    pts = np.array([r["points"] for r in rows], dtype=float)
+    err = np.array([r["points_ci"] for r in rows], dtype=float)
+    err = np.where(np.isfinite(err), err, 0.0)
+    ax1.errorbar(pts, y, xerr=err, fmt="o", capsize=4, color="tab:blue")
+    ax1.set_yticks(y)
+    ax1.set_yticklabels([f"{k}. {a}" for k, a in enumerate(names, 1)])
+    ax1.invert_yaxis()
+    ax1.axvline(0.0, color="grey", lw=0.8, ls=":")
+    ax1.set_xlabel("mean points per hand\n(95% CI over deals; rank order)", fontsize=9)
+    ax1.grid(axis="x", alpha=0.3)
+
+    finite = mat[np.isfinite(mat)]
+    vmax = float(np.max(np.abs(finite))) if finite.size else 1.0
+    vmax = vmax if vmax > 0 else 1.0
+    im = ax2.imshow(np.ma.masked_invalid(mat), cmap="RdBu", vmin=-vmax, vmax=vmax)
+    ax2.set_xticks(y)
+    ax2.set_xticklabels(names, rotation=45, ha="right")
+    ax2.set_yticks(y)
+    ax2.set_yticklabels(names)
+    for i in range(n):
+        for j in range(n):
+            if np.isfinite(mat[i, j]):
+                txt = f"{mat[i, j]:+.1f}" + mark[i, j]
+                dark = abs(mat[i, j]) > 0.6 * vmax
+                ax2.text(j, i, txt, ha="center", va="center", fontsize=8,
+                         color="white" if dark else "black")
+    ax2.set_title("paired diff, points per hand: row - column\n"
+                  "* 95% CI excludes 0, ** also Holm", fontsize=9)
+    fig.colorbar(im, ax=ax2, fraction=0.046, pad=0.04)
+    if title:
+        chars = max(30, int(width * 9))
+        fig.suptitle("\n".join(textwrap.wrap(str(title), chars)), fontsize=11)
+    fig.tight_layout()
+    fig.savefig(path, format="png", dpi=100, bbox_inches="tight")

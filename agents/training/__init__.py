@@ -1,0 +1,1 @@
+"""`nertz train`: imitation warm start, MaskablePPO against a league, evaluations, checkpoints."""

@@ -1,0 +1,23 @@
+"""A name -> module map for the environments, for code that cannot rely on PettingZoo's own
+registry (PettingZoo < 1.27 has none; with >= 1.27 `nertz_env.nertz_v0` registers
+"nertz/nertz-v0" there too).
+
+    from nertz_env.envs.registry import make
+    env = make("nertz/nertz-v0", num_teams=4)                   # AEC (wrapped)
+    par = make("nertz/nertz-v0", kind="parallel", num_teams=4)  # ParallelEnv
+"""
+from __future__ import annotations
+
+from .. import nertz_v0
+
+ENVIRONMENTS = {"nertz/nertz-v0": nertz_v0}
+KINDS = {"aec": "env", "raw": "raw_env", "parallel": "parallel_env"}
+
+
+def make(name: str, kind: str = "aec", **kwargs):
+    """Build a registered environment; kind: "aec" (wrapped), "raw" or "parallel"."""
+    if name not in ENVIRONMENTS:
+        raise ValueError(f"unknown environment {name!r}; known: {sorted(ENVIRONMENTS)}")
+    if kind not in KINDS:
+        raise ValueError(f"kind={kind!r}: one of {sorted(KINDS)}")
+    return getattr(ENVIRONMENTS[name], KINDS[kind])(**kwargs)

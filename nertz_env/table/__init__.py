@@ -1,0 +1,9 @@
+"""The readable table of API.md: `Table` over one table of an `Engine` (table.py), positions
+read from and written to layout dicts (positions.py), the rule that forbids a move in one line
+(explain.py), and whole games to a target score (games.py).
+
+Builds on config, encoding, actions and engine; never imports envs, replay or agents.
+"""
+from .table import Table, TickResult, layout_of
+
+__all__ = ["Table", "TickResult", "layout_of"]

@@ -1,0 +1,444 @@
+"""agents/training/run.py: the warm start's labels and accuracy, the league's per-table opponents,
+checkpoints that resume to the same next update, the evaluation callback, the config JSON
+and the argument checks. Tiny configs: small nets, few tables, short hands."""
+import argparse
+import copy
+import dataclasses
+import json
+import math
+
+import numpy as np
+import pytest
+
+pytest.importorskip("sb3_contrib")
+torch = pytest.importorskip("torch")
+
+from agents.training import run as training
+from agents.python_policies import choose_action
+from agents.training.run import (
+    Teacher,
+    TrainConfig,
+    behaviour_clone,
+    build_model,
+    collect_teacher_data,
+    imitation_accuracy,
+    league_of,
+    make_env,
+    policy_choices,
+    split_holdout,
+)
+from nertz_env.bot_specs import core_bot
+from nertz_env.core.policies import POLICY_RANDOM, POLICY_SCORED
+
+
+@pytest.fixture(autouse=True)
+def _one_thread():
+    old = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(old)
+
+
+def tiny(tmp_path, **kw) -> TrainConfig:
+    base = {"out": str(tmp_path / "run"), "num_envs": 8, "max_ticks": 150, "net_arch": [32, 32],
+                "bc_rows": 0, "n_steps": 16, "batch_size": 64, "n_epochs": 2, "timesteps": 256,
+                "checkpoint_every": 0, "eval_every": 0, "eval_deals": 4, "progress": False,
+                "tensorboard": False}
+    base.update(kw)
+    return TrainConfig(**base)
+
+
+# ---------------------------------------------------------------------------- imitation
+@pytest.mark.parametrize("spec", [training.BEST_HEURISTIC, "greedy", "heuristic:style=cautious"])
+def test_jitted_teacher_labels_equal_the_python_policy(tmp_path, spec):
+    cfg = tiny(tmp_path, teams=3, opponents=["random", "greedy+heuristic"])
+    env = make_env(cfg, monitor=False)
+    data = collect_teacher_data(env, Teacher(env, spec), 400)
+    knobs = core_bot(spec)[1]
+    rows = np.random.default_rng(0).choice(len(data["actions"]), 300, replace=False)
+    want = [choose_action(data["obs"][i], data["masks"][i], knobs) for i in rows]
+    assert list(data["actions"][rows]) == want
+    assert len(set(want)) > 5                      # varied positions, not all one move
+
+
+def test_imitation_reproduces_the_heuristic_on_held_out_positions(tmp_path):
+    cfg = tiny(tmp_path, num_envs=32, max_ticks=300)
+    env = make_env(cfg, monitor=False)
+    data = collect_teacher_data(env, Teacher(env, cfg.teacher), 20_000)
+    fit, held = split_holdout(data, 0.2)
+    assert not set(fit["table"]) & set(held["table"])         # whole tables held out
+    model = build_model(cfg, make_env(cfg))
+    before = imitation_accuracy(model.policy, held)
+    behaviour_clone(model.policy, fit, epochs=5, batch_size=256, lr=3e-3, value=True)
+    acc = imitation_accuracy(model.policy, held)
+    print(f"held-out imitation accuracy {acc:.4f} on {len(held['actions'])} positions "
+          f"(untrained {before:.4f})")
+    assert acc >= 0.95 > before
+
+
+# ---------------------------------------------------------------------------- league
+def test_league_opponents_are_drawn_per_table_and_redrawn_per_hand(tmp_path):
+    cfg = tiny(tmp_path, num_envs=64, max_ticks=40, opponents=["random", "greedy"])
+    env = make_env(cfg)
+    league = league_of(env)
+    env.reset()
+    kinds = league.batch.kinds[:, 1]
+    assert set(np.unique(kinds)) == {POLICY_RANDOM, POLICY_SCORED}      # a mix over tables
+    assert np.array_equal(kinds == POLICY_SCORED, league.table_entry == 1)
+    first = league.table_entry.copy()
+    episodes = 0
+    for _ in range(60):
+        masks = env.env_method("action_masks")
+        _, _, dones, infos = env.step(np.array([np.flatnonzero(m)[-1] for m in masks]))
+        for e in np.flatnonzero(dones):
+            assert "episode" in infos[e] and "opponent" in infos[e]        # VecMonitor's
+            episodes += 1
+    assert episodes > 0 and league.hands.sum() == episodes
+    assert not np.array_equal(first, league.table_entry)
+    assert np.array_equal(league.batch.kinds[:, 1] == POLICY_SCORED, league.table_entry == 1)
+    # the entry the learner beats least is drawn most
+    league.set_diffs([5.0, -3.0])
+    assert league.weights[1] > 0.5 > league.weights[0] >= cfg.priority_uniform / 2
+    league.rng = np.random.default_rng(1)
+    league._draw(np.arange(64))
+    assert (league.table_entry == 1).mean() > 0.6
+    with pytest.raises(ValueError, match="entries"):
+        league.set_entries([])
+    with pytest.raises(ValueError, match=r"entries\[0\].*snapshots|not supported"):
+        league.set_entries([object()])
+
+
+def test_league_weights():
+    w = training.league_weights([0.0, 4.0, np.nan], temperature=2.0, uniform=0.2)
+    assert w.sum() == pytest.approx(1.0) and w[0] > w[2] > w[1]
+    assert np.allclose(training.league_weights([np.nan] * 3, 2.0, 0.2), 1 / 3)
+
+
+# ---------------------------------------------------------------------------- resume
+def test_checkpoint_resumes_to_the_same_next_update(tmp_path):
+    """Run A trains two updates with a checkpoint between them. Run B resumes from that
+    checkpoint through train(cfg with resume); its rollout is replaced by A's second rollout
+    (and numpy's generator by A's at that moment: it draws the minibatches), so its first
+    update must give A's parameters and optimizer state exactly."""
+    cfg = tiny(tmp_path, checkpoint_every=128, timesteps=256)
+    BaseCallback = training._callbacks_base()
+    seen = {}
+
+    class Capture(BaseCallback):
+        def _on_step(self):
+            return True
+
+        def _on_rollout_end(self):
+            if self.num_timesteps == 256:
+                seen["buffer"] = copy.deepcopy(vars(self.model.rollout_buffer))
+                seen["np"] = np.random.get_state()
+
+    a = training.train(cfg, log=lambda s: None, callbacks=[Capture()])
+    ck = tmp_path / "run" / "checkpoints" / "step_128.zip"
+    assert ck.is_file() and (tmp_path / "run" / "checkpoints" / "step_256.zip").is_file()
+
+    class Inject(BaseCallback):
+        def _on_step(self):
+            return True
+
+        def _on_rollout_end(self):
+            for k, v in seen["buffer"].items():
+                if isinstance(v, np.ndarray):
+                    getattr(self.model.rollout_buffer, k)[...] = v
+            np.random.set_state(seen["np"])
+
+    cfg_b = training.resume_config(ck, out=str(tmp_path / "resumed"))
+    assert cfg_b.resume == str(ck) and cfg_b.timesteps == 256
+    b = training.train(cfg_b, log=lambda s: None, callbacks=[Inject()])
+    assert b.num_timesteps == a.num_timesteps == 256 and b._n_updates == a._n_updates
+    pa, pb = a.policy.state_dict(), b.policy.state_dict()
+    for k in pa:
+        assert torch.equal(pa[k], pb[k]), k
+    oa, ob = a.policy.optimizer.state_dict(), b.policy.optimizer.state_dict()
+    for i, st in oa["state"].items():
+        for k, v in st.items():
+            assert torch.equal(v, ob["state"][i][k]), (i, k)
+
+    # the config beside the checkpoint holds every argument; config.json too
+    saved = json.loads((tmp_path / "run" / "checkpoints" / "step_128.json").read_text())
+    top = json.loads((tmp_path / "run" / "config.json").read_text())
+    want = dataclasses.asdict(cfg)
+    assert saved["config"] == want == top["config"]
+    assert saved["num_timesteps"] == 128 and saved["rules"]["max_ticks"] == 150
+    assert top["tournament_rules"]["max_ticks"] != 150 and not top["same_rules_as_tournaments"]
+
+
+def test_resume_keeps_the_fixed_fields(tmp_path):
+    cfg = tiny(tmp_path, checkpoint_every=128, timesteps=128)
+    training.train(cfg, log=lambda s: None)
+    ck = tmp_path / "run" / "checkpoints" / "step_128.zip"
+    with pytest.raises(ValueError, match="net_arch"):
+        training.resume_config(ck, net_arch=[64, 64])
+    with pytest.raises(ValueError, match="resume"):
+        training.resume_config(tmp_path / "nope.zip")
+    with pytest.raises(ValueError, match="already holds a run"):      # a fresh run, same folder
+        training.train(cfg, log=lambda s: None)
+
+
+# ---------------------------------------------------------------------------- evaluation
+def test_evaluation_logs_a_paired_difference_and_plays_as_tournaments(tmp_path):
+    from stable_baselines3.common.logger import configure
+
+    from agents.registry import make_agent
+    cfg = tiny(tmp_path, eval_deals=6, eval_league_deals=2, opponents=["random", "greedy"])
+    run = tmp_path / "run"
+    run.mkdir()
+    model = build_model(cfg, make_env(cfg))
+    model.set_logger(configure(str(tmp_path / "log"), ["json"]))
+    first = training.evaluate_run(model, cfg, run, model.logger, log=lambda s: None)
+    again = training.evaluate_run(model, cfg, run, model.logger, log=lambda s: None)
+    rows = [json.loads(line) for line in (run / "eval.jsonl").read_text().splitlines()]
+    assert len(rows) == 6 and rows[0]["against"] == cfg.eval_against
+    assert {r["against"] for r in rows[1:3]} == {"league:random", "league:greedy"}
+    for r in rows:
+        assert set(training.EVAL_FIELDS) <= set(r) and r["deterministic"] is True
+        assert all(math.isfinite(r[k]) for k in ("diff", "ci_low", "ci_high", "points"))
+        assert r["ci_low"] <= r["diff"] <= r["ci_high"] and r["ci_high"] > r["ci_low"]
+    assert first["diff"] == again["diff"] and first["ci_low"] == again["ci_low"]  # deterministic
+    assert (run / "eval.csv").read_text().count("\n") == 7
+    logged = (tmp_path / "log" / "progress.json").read_text()
+    assert '"eval/diff"' in logged and '"eval/ci_low"' in logged
+    # the league got the evaluation's numbers
+    assert np.allclose(league_of(model.get_env()).diffs, [rows[4]["diff"], rows[5]["diff"]])
+    # the moves are those of make_agent("ppo:PATH"), the tournament's agent
+    model.save(tmp_path / "m.zip")
+    agent = make_agent(f"ppo:{tmp_path / 'm.zip'}")
+    env = make_env(cfg, monitor=False)
+    data = collect_teacher_data(env, Teacher(env, cfg.teacher), 200)
+    assert np.array_equal(agent.act_batch(data["obs"], data["masks"]),
+                          policy_choices(model.policy, data["obs"], data["masks"]))
+
+
+# ---------------------------------------------------------------------------- arguments
+@pytest.mark.parametrize("field,value", [
+    ("timesteps", 0), ("num_envs", 0), ("teams", 1), ("teams", 9), ("max_ticks", 0),
+    ("reward", "win"), ("opponents", []), ("opponents", ["nope"]),
+    ("opponents", ["greedy+random+random"]), ("teacher", "random"), ("net_arch", []),
+    ("net_arch", [32, 0]), ("learning_rate", 0.0), ("gamma", 1.5), ("bc_holdout", 1.0),
+    ("batch_size", 10**6), ("eval_deals", 1), ("eval_league_deals", 1), ("device", "tpu"),
+    ("seed", -1), ("priority_uniform", 2.0), ("bc_rows", 3), ("learning_rate", float("nan")),
+    ("timesteps", True), ("out", ""), ("eval_against", "heuristic:style=nope"),
+    ("eval_against", "ppo:/no/such/model.zip"),
+])
+def test_bad_arguments_are_one_line_value_errors(tmp_path, field, value):
+    with pytest.raises(ValueError) as err:
+        tiny(tmp_path, **{field: value})
+    text = str(err.value)
+    assert "\n" not in text
+    assert field in text or field.replace("_", " ") in text or "teams" in text
+
+
+def test_cli_arguments_build_the_config(tmp_path):
+    ap = argparse.ArgumentParser()
+    training.add_train_parser(ap.add_subparsers())
+    args = ap.parse_args(["train", "--out", str(tmp_path / "r"), "--opponents",
+                          "greedy,heuristic:style=cautious,flip=20", "--net-arch", "32,32",
+                          "--no-tensorboard", "--max-ticks", "200", "--reward", "score"])
+    cfg = training.config_from_args(args)
+    assert cfg.opponents == ["greedy", "heuristic:style=cautious,flip=20"]
+    assert cfg.net_arch == [32, 32] and cfg.tensorboard is False and cfg.max_ticks == 200
+    assert cfg.reward == "score" and cfg.timesteps == TrainConfig().timesteps
+    assert args.func is training.cmd_train
+    bad = ap.parse_args(["train", "--net-arch", "32,x"])
+    with pytest.raises(ValueError, match="net_arch"):
+        training.config_from_args(bad)
+
+
+def test_one_seat_among_copies_at_four_teams(tmp_path):
+    from nertz_env.config import RulesConfig
+    cfg = tiny(tmp_path, teams=4)
+    build_model(cfg, make_env(cfg)).save(tmp_path / "m.zip")
+    r = training.evaluate_policy_zip(tmp_path / "m.zip", "greedy",
+                                     RulesConfig(num_teams=4, max_ticks=100), 3, 0)
+    assert r["deals"] == 3 and r["hands"] == 3 * 12          # every seating of 1 + 3 copies
+    assert all(math.isfinite(r[k]) for k in ("diff", "ci_low", "ci_high"))
+
+
+def test_tensorboard_and_episode_returns(tmp_path, monkeypatch):
+    ea = pytest.importorskip("tensorboard.backend.event_processing.event_accumulator")
+    EventAccumulator = ea.EventAccumulator
+    cfg = tiny(tmp_path, max_ticks=20, tensorboard=True, eval_every=128, eval_deals=2)
+    training.train(cfg, log=lambda s: None)
+    (events,) = (tmp_path / "run" / "tb").glob("ppo_*")
+    acc = EventAccumulator(str(events))
+    acc.Reload()
+    tags = acc.Tags()["scalars"]
+    for tag in ("rollout/ep_rew_mean", "eval/diff", "eval/ci_low", "eval/ci_high",
+                "league/weight/" + training.BEST_HEURISTIC):
+        assert tag in tags, tag
+    said = []
+    monkeypatch.setattr(training, "tensorboard_available", lambda: False)
+    training.train(tiny(tmp_path, out=str(tmp_path / "r2"), tensorboard=True), log=said.append)
+    assert not (tmp_path / "r2" / "tb").exists()
+    assert any("tensorboard is not installed" in s for s in said)
+
+
+def test_a_short_league_run_beats_the_untrained_policy_against_random_opponents(tmp_path):
+    """Paired over duplicate deals (agents/arena/experiment.py): the policy after a short run
+    against a league of random bots, in the seat of the untrained policy (same seed, same
+    initial network), among random opponents; the 95% interval lies above zero."""
+    from agents.arena.experiment import run_experiment, spec_from_dict
+
+    cfg = tiny(tmp_path, opponents=["random"], timesteps=12_288, num_envs=16, n_steps=64,
+               batch_size=256, n_epochs=4, learning_rate=1e-3, max_ticks=200, seed=3)
+    untrained = build_model(cfg, make_env(cfg))
+    untrained.save(tmp_path / "untrained.zip")
+    training.train(cfg, log=lambda *a: None)
+    spec = spec_from_dict({"baseline": f"ppo:{tmp_path / 'untrained.zip'}",
+                           "treatments": {"trained": f"ppo:{tmp_path / 'run' / 'final.zip'}"},
+                           "opponents": ["random"], "teams": [2], "deals": 60, "seed": 1,
+                           "outcomes": ["points"], "rules": {"short": {"max_ticks": 200}}})
+    (row,) = run_experiment(spec, progress=False).rows
+    assert row["ci_low"] > 0, row
+
+
+# ---------------------------------------------------------------------------- snapshots
+class CountingPolicy:
+    """A snapshot's FrozenPolicy that counts its forward calls and rows."""
+
+    def __init__(self, policy):
+        self.policy, self.calls, self.rows = policy, 0, 0
+
+    def act_batch(self, obs, masks):
+        self.calls += 1
+        self.rows += len(obs)
+        return self.policy.act_batch(obs, masks)
+
+
+def test_snapshots_are_drawn_per_table_and_play_frozen_policy_ids_in_one_call_per_step(
+        tmp_path):
+    from agents.registry import make_agent
+    from nertz_env.core.policies import POLICY_EXTERNAL
+    cfg = tiny(tmp_path, teams=3, num_envs=24, max_ticks=30, opponents=["random"])
+    env = make_env(cfg, monitor=False)
+    league = league_of(env)
+    paths = []
+    for seed in (1, 2, 3):                 # three different networks; the oldest is dropped
+        paths.append(str(tmp_path / f"snap{seed}.zip"))
+        build_model(dataclasses.replace(cfg, seed=seed), env).save(paths[-1])
+        league.add_snapshot(paths[-1], keep=2)
+    assert league.snapshot_paths() == paths[1:]
+    assert [en.name for en in league.entries] == ["random", "snapshot:snap2", "snapshot:snap3"]
+    counters = {}
+    for i in (1, 2):
+        league.entries[i].policy = counters[i] = CountingPolicy(league.entries[i].policy)
+    ref = {i: make_agent(f"ppo:{paths[i]}").policy for i in (1, 2)}   # the tournament's player
+    env.reset()
+    eng, batch = league.batch.engine, league.batch
+    drawn, moves, redrawn = set(), 0, False
+    for _ in range(40):
+        ent = league.table_entry.copy()
+        drawn |= set(ent.tolist())
+        snap = ent > 0
+        assert np.array_equal(batch.kinds[:, 1:] == POLICY_EXTERNAL, np.repeat(snap[:, None], 2, 1))
+        want = {}
+        for s in (1, 2):                     # what FrozenPolicy plays at that seat now
+            seat_obs = eng.observe(s)[:, 0]
+            for i in (1, 2):
+                t = np.flatnonzero(ent == i)
+                if t.size:
+                    want[i, s] = (t, ref[i].act_batch(seat_obs[t], eng.masks[t, s].astype(bool)))
+        before = {i: c.calls for i, c in counters.items()}
+        masks = batch.action_masks()
+        _, _, dones, _ = env.step(np.array([np.flatnonzero(m)[0] for m in masks]))
+        for i, c in counters.items():        # one forward pass per live snapshot per step
+            assert c.calls - before[i] == int((ent == i).any())
+        for (i, s), (t, ids) in want.items():
+            assert np.array_equal(batch.engine.actions[t, s], ids), (i, s)
+            moves += int((ids != 0).sum())
+        redrawn |= bool(dones.any()) and not np.array_equal(ent, league.table_entry)
+    assert drawn == {0, 1, 2} and redrawn
+    assert moves > 20                        # the snapshots made real moves, not only Wait
+    assert sum(c.rows for c in counters.values()) > 40 * 2
+
+
+def test_snapshots_join_the_league_and_resume_with_the_checkpoint(tmp_path):
+    cfg = tiny(tmp_path, snapshot_every=128, max_snapshots=1, checkpoint_every=128,
+               timesteps=256, eval_every=128, eval_league_deals=2, eval_deals=2)
+    model = training.train(cfg, log=lambda s: None)
+    run = tmp_path / "run"
+    league = league_of(model.get_env())
+    assert league.snapshot_paths() == [str(run / "snapshots" / "step_256.zip")]   # oldest gone
+    assert [en.name for en in league.entries] == [training.BEST_HEURISTIC, "snapshot:step_256"]
+    ck = json.loads((run / "checkpoints" / "step_128.json").read_text())
+    assert ck["snapshots"] == ["snapshots/step_128.zip"]
+    assert [s["name"] for s in ck["league"]][-1] == "snapshot:step_128"
+    rows = [json.loads(line)["against"] for line in (run / "eval.jsonl").read_text().splitlines()]
+    assert "league:snapshot:step_128" in rows                 # evaluated like every entry
+    seen = {}
+    BaseCallback = training._callbacks_base()
+
+    class Look(BaseCallback):
+        def _on_training_start(self):
+            lg = league_of(self.model.get_env())
+            seen["paths"] = lg.snapshot_paths()
+            seen["diffs"] = lg.diffs.copy()
+
+        def _on_step(self):
+            return True
+
+    last = json.loads((run / "checkpoints" / "step_256.json").read_text())
+    assert last["snapshots"] == ["snapshots/step_256.zip"]
+    cfg_b = training.resume_config(run / "checkpoints" / "step_256.zip", timesteps=384,
+                                   out=str(tmp_path / "resumed"), eval_every=0)
+    training.train(cfg_b, log=lambda s: None, callbacks=[Look()])
+    assert seen["paths"] == [str(run / "snapshots" / "step_256.zip")]
+    saved = [s["eval_diff"] for s in last["league"]]          # evaluated at 256: numbers
+    assert None not in saved and np.allclose(seen["diffs"], saved)
+    (run / "snapshots" / "step_128.zip").unlink()
+    with pytest.raises(ValueError, match="snapshot"):
+        training.resume_config(run / "checkpoints" / "step_128.zip", out=str(tmp_path / "r3"))
+
+
+@pytest.mark.parametrize("field,value", [
+    ("snapshot_every", -1), ("snapshot_every", 1.5), ("max_snapshots", 0),
+    ("opponents", ["greedy", "snapshot:/no/such/model.zip"]), ("opponents", ["snapshot:"]),
+])
+def test_bad_snapshot_options_are_value_errors(tmp_path, field, value):
+    with pytest.raises(ValueError, match=field):
+        tiny(tmp_path, **{field: value})
+
+
+def test_external_seats_get_their_ids_from_one_call_and_bad_ids_are_value_errors():
+    from nertz_env.core.policies import POLICY_EXTERNAL
+    from nertz_env.envs.vector import NertzVecEnv
+    env = NertzVecEnv(num_envs=6, seed=0, num_teams=3, max_ticks=50, illegal_move="raise")
+    env.reset()
+    b = env.batch
+    b.kinds[::2, 2] = POLICY_EXTERNAL           # seat 2 of tables 0, 2, 4
+    calls = []
+
+    def last_legal(obs, masks, tables, seats):
+        calls.append((tables.copy(), seats.copy()))
+        return np.array([np.flatnonzero(m)[-1] for m in masks])
+
+    b.external = last_legal
+    env.step(np.zeros(6, np.int64))
+    assert len(calls) == 1 and list(calls[0][0]) == [0, 2, 4] and set(calls[0][1]) == {2}
+    for bad, words in [(lambda *a: np.zeros(3), "external ids"),
+                       (lambda *a: np.full(3, 10**6), "external ids"),
+                       (lambda o, m, t, s: np.array([np.flatnonzero(~r)[0] for r in m]),
+                        r"external ids\[0\] \(table 0, seat 2\).*R31")]:
+        b.external = bad
+        with pytest.raises(ValueError, match=words):
+            env.step(np.zeros(6, np.int64))
+
+
+def test_export_for_play_keeps_the_policy_and_drops_the_optimizer_state(tmp_path):
+    from agents.registry import make_agent
+
+    cfg = tiny(tmp_path, timesteps=256)
+    model = training.train(cfg, log=lambda *a: None)
+    src = tmp_path / "run" / "final.zip"
+    dst = training.export_for_play(src, tmp_path / "play.zip")
+    assert dst.stat().st_size < src.stat().st_size
+    env = make_env(cfg, seed=9, monitor=False)
+    obs, masks = env.reset(), env.action_masks()
+    a, b = make_agent(f"ppo:{src}"), make_agent(f"ppo:{dst}")
+    assert (a.act_batch(obs, masks) == b.act_batch(obs, masks)).all()
+    assert model.num_timesteps == 256

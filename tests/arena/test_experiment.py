@@ -1,0 +1,232 @@
+"""`nertz experiment` (agents/arena/experiment.py): pairing, seatings, outcomes, intervals,
+reproducible files, and clear errors."""
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from agents.cli import main
+from agents.arena.experiment import (ExperimentSpec, _plan, effect_interval, load_spec,
+                               outcome_values, run_experiment, spec_from_dict)
+from agents.stats.estimators import HandRecords
+from agents.arena.tournament import run_tournament
+
+ROOT = Path(__file__).resolve().parents[2]
+ALWAYS = "heuristic:withhold_stream=always"
+KEEP = "heuristic:withhold_stream=keep"
+
+
+def spec(**kw):
+    base = dict(baseline=ALWAYS, treatments={"keep": KEEP}, deals=12, seed=3)
+    base.update(kw)
+    return spec_from_dict(base)
+
+
+def test_the_treatment_equal_to_the_baseline_has_exactly_zero_effect_on_every_deal():
+    """Same spec in both roles: identical play on identical deals, so every per-deal
+    difference is 0 (an unpaired or mis-seated comparison would not be)."""
+    res = run_experiment(spec(treatments={"same": ALWAYS}, teams=[2, 3],
+                              opponents=["baseline", "greedy", "half"], speeds=["even", "mixed"]),
+                         progress=False)
+    assert len(res.rows) == 2 * 3 * 2 * 3
+    for r in res.rows:
+        assert r["effect"] == 0 and r["ci_low"] == 0 and r["ci_high"] == 0, r
+        assert r["holm"] is False
+
+
+def test_a_weak_treatment_is_found_worse_in_its_own_seat():
+    res = run_experiment(spec(treatments={"random": "random"}, baseline="heuristic",
+                              opponents=["baseline"], teams=[2, 4], deals=20,
+                              outcomes=["points", "win"]), progress=False)
+    for r in res.rows:
+        assert r["ci_high"] < 0 and r["holm"], r
+        assert r["treatment_mean"] < r["baseline_mean"]
+
+
+def test_one_seat_design_puts_the_focal_agent_at_every_position_once():
+    for teams in (2, 3, 4, 6):
+        plan = _plan(spec(treatments={"a": KEEP, "b": "greedy"},
+                          opponents=["greedy+heuristic:style=river-builder"], teams=[teams]),
+                     spec(teams=[teams]).cells()[0])
+        K = 2
+        assert len(plan["seats"]) == K + 1                        # every treatment + baseline
+        for focal, seats in enumerate(plan["seats"]):
+            assert len(seats) == teams == len(set(seats))
+            where = [s.index(focal) for s in seats]
+            assert sorted(where) == list(range(teams))           # every position once
+            for s in seats:
+                assert s.count(focal) == 1
+                assert all(a > K for a in s if a != focal)       # the rest are opponents
+        # the opponents sit in the same order relative to the focal seat in every lineup
+        rel = {tuple(s[(s.index(f) + j) % teams] for j in range(teams))[1:]
+               for f, seats in enumerate(plan["seats"]) for s in seats}
+        assert len(rel) == 1
+
+
+def test_half_design_at_two_teams_equals_the_tournament_pair():
+    res = run_experiment(spec(opponents=["half"], outcomes=["points"], deals=30), progress=False)
+    t = run_tournament([KEEP, ALWAYS], teams=2, deals=30, seed=3, format="all-play-all",
+                       progress=False)
+    (pair,) = t.pairs
+    sign = 1 if pair["a"] == KEEP else -1
+    (row,) = res.rows
+    assert row["effect"] == pytest.approx(sign * pair["diff"], abs=1e-12)
+    assert row["ci_high"] - row["ci_low"] == pytest.approx(pair["ci_high"] - pair["ci_low"])
+
+
+def test_outcome_values_points_relative_and_win():
+    rec = HandRecords(lineup=[0, 0], deal=[0, 1], rotation=[0, 0], agent=[[0, 1, 2], [2, 0, 1]],
+                      score=[[6.0, 3.0, 0.0], [-2.0, 4.0, 4.0]],
+                      called=np.zeros((2, 3)), win=[[1, 0, 0], [0, 0.5, 0.5]])
+    assert outcome_values(rec, "points").tolist() == rec.score.tolist()
+    assert outcome_values(rec, "relative").tolist() == [[4.5, -0.0, -4.5], [-6.0, 3.0, 3.0]]
+    assert outcome_values(rec, "win").tolist() == rec.win.tolist()
+    with pytest.raises(ValueError, match="outcome 'luck'"):
+        outcome_values(rec, "luck")
+
+
+def test_effect_and_relative_intervals_cover_at_95_percent():
+    """Coverage by simulation: deals with a baseline mean of 10 points, an effect of -0.3
+    (-3%) that grows with the deal's points; 95% intervals over 150 deals."""
+    rng = np.random.default_rng(0)
+    hits_abs = hits_rel = 0
+    reps = 2000
+    for _ in range(reps):
+        base = rng.normal(10.0, 3.0, 150)
+        d = -0.03 * base + rng.normal(0.0, 0.1, 150)     # mostly proportional: covariance matters
+        out = effect_interval(base + d, base, base)
+        hits_abs += out["ci_low"] <= -0.3 <= out["ci_high"]
+        hits_rel += out["relative_ci_low"] <= -3.0 <= out["relative_ci_high"]
+    assert 0.935 <= hits_abs / reps <= 0.965, hits_abs / reps
+    assert 0.935 <= hits_rel / reps <= 0.965, hits_rel / reps
+
+
+def test_relative_effect_needs_a_baseline_clearly_above_zero():
+    rng = np.random.default_rng(1)
+    base = rng.normal(0.0, 1.0, 50)
+    out = effect_interval(base + 0.1, base, base)
+    assert out["relative_pct"] is None
+    assert out["effect"] == pytest.approx(0.1)
+
+
+def test_games_mode_reports_games_won():
+    res = run_experiment(spec(modes=["games"], outcomes=["win", "points"], deals=6,
+                              max_game_hands=3, teams=[2]), progress=False)
+    win = [r for r in res.rows if r["outcome"] == "win"][0]
+    assert 0 <= win["baseline_mean"] <= 1 and 0 <= win["treatment_mean"] <= 1
+    assert res.cells[0]["hands"] >= 6 * 2 * 2                      # 2 lineups x 2 seatings
+
+
+def test_precision_plays_on_until_the_headline_is_narrow_enough_and_says_so():
+    res = run_experiment(spec(precision=0.4, deals=8, max_deals=400, outcomes=["points"]),
+                         progress=False)
+    cell = res.cells[0]
+    assert cell["deal_blocks"][0] == 8 and cell["deals"] == cell["deal_blocks"][-1] > 8
+    assert cell["reached"] == (cell["headline_half_width"] <= 0.4)
+    # the same numbers as a plain run of the final deal count
+    plain = run_experiment(spec(deals=cell["deals"], outcomes=["points"]), progress=False)
+    assert plain.rows[0]["effect"] == res.rows[0]["effect"]
+
+
+def test_cli_files_are_identical_for_the_same_spec_and_seed(tmp_path):
+    spec_file = tmp_path / "s.toml"
+    spec_file.write_text(f'''name = "t"
+seed = 5
+deals = 10
+baseline = "{ALWAYS}"
+opponents = ["baseline", ["greedy", "random"], "half"]
+teams = [2, 3]
+speeds = ["even", "1,2,1"]
+outcomes = ["points", "win"]
+[treatments]
+keep = "{KEEP}"
+[rules.default]
+[rules.river5]
+river_size = 5
+''')
+    with pytest.raises(ValueError, match="speeds='1,2,1'"):   # 1,2,1 fits 3 seats, not 2
+        load_spec(spec_file)
+    spec_file.write_text(spec_file.read_text().replace('teams = [2, 3]', 'teams = [3]'))
+    outs = []
+    for k in range(2):
+        out = tmp_path / f"run{k}"
+        assert main(["experiment", str(spec_file), "--out", str(out), "--quiet"]) == 0
+        outs.append(out)
+    names = sorted(p.name for p in outs[0].iterdir())
+    assert names == ["effects.csv", "effects.md", "experiment.json", "forest.png"]
+    for n in names:
+        assert (outs[0] / n).read_bytes() == (outs[1] / n).read_bytes(), n
+    rows = (outs[0] / "effects.csv").read_text().splitlines()
+    assert len(rows) == 1 + 3 * 2 * 2 * 2                        # opponents x speeds x rules x 2
+    md = (outs[0] / "effects.md").read_text().splitlines()
+    assert md[0].startswith("all rows: teams 3") and md[2].startswith("| treatment | opponents")
+    assert len([x for x in md if x.startswith("| keep")]) == 3 * 2 * 2 * 2
+    # another seed, other deals
+    assert main(["experiment", str(spec_file), "--out", str(tmp_path / "s9"), "--quiet",
+                 "--seed", "9"]) == 0
+    assert (tmp_path / "s9" / "effects.csv").read_bytes() != (outs[0] / "effects.csv").read_bytes()
+
+
+def test_cli_flags_alone(capsys):
+    assert main(["experiment", "--treatment", f"keep={KEEP}", "--baseline", ALWAYS,
+                 "--teams", "2", "--deals", "6", "--quiet", "--outcomes", "points"]) == 0
+    out = capsys.readouterr().out
+    assert "keep" in out and "Holm" in out and "effect [95% CI]" in out
+
+
+@pytest.mark.parametrize("argv, words", [
+    (["experiment"], "name a spec file"),
+    (["experiment", "--treatment", KEEP], "name a spec file"),
+    (["experiment", "--treatment", KEEP, "--baseline", "nobody"], "unknown kind 'nobody'"),
+    (["experiment", "--treatment", KEEP, "--baseline", ALWAYS, "--teams", "9"], "table sizes 2-8"),
+    (["experiment", "--treatment", KEEP, "--baseline", ALWAYS, "--modes", "sets"], "modes"),
+    (["experiment", "--treatment", KEEP, "--baseline", ALWAYS, "--outcomes", "luck"], "outcomes"),
+    (["experiment", "--treatment", KEEP, "--baseline", ALWAYS, "--speeds", "fast"], "speeds 'fast'"),
+    (["experiment", "--treatment", KEEP, "--baseline", ALWAYS, "--rule", "num_teams=3"],
+     "num_teams"),
+    (["experiment", "--treatment", KEEP, "--baseline", ALWAYS, "--max-deals", "50"],
+     "precision"),
+    (["experiment", "/nonexistent/spec.toml"], "cannot read"),
+])
+def test_cli_errors_are_one_line(argv, words, capsys):
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("nertz: error:") and words in err and err.count("\n") == 1, err
+
+
+def test_spec_errors_name_the_key(tmp_path):
+    with pytest.raises(ValueError, match="unknown key 'deal'"):
+        spec_from_dict({"baseline": ALWAYS, "treatments": {"k": KEEP}, "deal": 3})
+    with pytest.raises(ValueError, match="'treatments' is missing"):
+        spec_from_dict({"baseline": ALWAYS})
+    with pytest.raises(ValueError, match="deals=1"):
+        spec(deals=1)
+    with pytest.raises(ValueError, match="rules.x.river_sise"):
+        spec(rules={"x": {"river_sise": 5}})
+    with pytest.raises(ValueError, match="opponents"):
+        spec(opponents=[["half"]])
+    bad = tmp_path / "bad.toml"
+    bad.write_text("baseline = \n")
+    with pytest.raises(ValueError, match="not valid TOML"):
+        load_spec(bad)
+    with pytest.raises(ValueError, match="must be an ExperimentSpec"):
+        run_experiment({"baseline": ALWAYS})
+    assert isinstance(spec(), ExperimentSpec)
+
+
+def test_the_shipped_withholding_specs_load():
+    for path in sorted((ROOT / "docs" / "experiments").glob("*.toml")):
+        s = load_spec(path)
+        assert s.cells() and s.treatments, path
+
+
+def test_help_teaches():
+    out = subprocess.run([sys.executable, "-m", "agents", "experiment", "--help"],
+                         capture_output=True, text=True, cwd=ROOT, check=True).stdout
+    for words in ("--treatment", "--baseline", "--opponents", "half", "mixed", "Holm",
+                  "examples:"):
+        assert words in out
