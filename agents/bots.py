@@ -1,15 +1,16 @@
 """The shipped bots: `random`, `greedy` and the tunable `heuristic` styles.
 
 Their decision rules are written down in docs/heuristics.md; the knob table there is STYLES
-in nertz_env/bot_specs.py (the core's names for its bots). Every bot also runs inside the jitted core (`core_policy()`), which is how tournaments
-and the vector env's opponents play them.
+in nertz_env/bot_specs.py, which also parses their spec strings (make_agent builds these
+classes from its parse). Every bot also runs inside the jitted core (`core_policy()`), which
+is how tournaments and the vector env's opponents play them.
 """
 from __future__ import annotations
 
 import numpy as np
 
 from nertz_env.bot_specs import (HEURISTIC_STYLES, KNOB_NAMES, STYLES, WITHHOLD_STREAM,  # noqa: F401
-                           knob_vector)
+                                check_heuristic_style, knob_vector)
 from nertz_env.core.policies import N_KNOBS, POLICY_RANDOM, POLICY_SCORED
 
 from .base import Agent
@@ -60,7 +61,5 @@ def GreedyAgent() -> ScoredAgent:
 
 
 def HeuristicAgent(style: str = "balanced", name: str | None = None, **knobs) -> ScoredAgent:
-    if style not in HEURISTIC_STYLES:
-        raise ValueError(f"style {style!r} is unknown; heuristic styles are "
-                         + ", ".join(HEURISTIC_STYLES))
-    return ScoredAgent(style, name=name, **knobs)
+    """A heuristic style (not greedy) with knob overrides (docs/heuristics.md)."""
+    return ScoredAgent(check_heuristic_style(style), name=name, **knobs)

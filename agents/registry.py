@@ -19,8 +19,11 @@ deterministic=true|false (default true) and device=cpu|cuda|cuda:N|auto (default
 the path itself may not contain a comma. For rllib, the same: the checkpoint's path,
 then policy=ID (needed when it holds several policies) and deterministic=true|false
 (agents/learned/rllib.py; loaded without starting Ray). Unknown kinds, options and values
-are ValueErrors naming the spec. In a list of specs (split_specs), a comma-separated part KEY=VALUE whose
-KEY is a plain name belongs to the agent before it.
+are ValueErrors naming the spec. In a list of specs (split_specs), a comma-separated part
+KEY=VALUE whose KEY is a plain name belongs to the agent before it.
+
+Core bot specs are parsed by nertz_env/bot_specs.py (parse_bot) and the model kinds' options by
+agents/specs.py (path_options); this module only turns parsed specs into Agent objects.
 """
 from __future__ import annotations
 
@@ -28,65 +31,18 @@ import numbers
 import re
 from pathlib import Path
 
-from nertz_env.bot_specs import spec_options as _options
+from nertz_env.bot_specs import CORE_KINDS, parse_bot
 
 from .base import Agent, SupportsAct
 from .bots import GreedyAgent, HeuristicAgent, RandomAgent, ScoredAgent
+from .specs import checked_options, path_options, split_specs
 
-KINDS = ("random", "greedy", "heuristic", "ppo", "learned", "rllib")
+KINDS = (*CORE_KINDS, "ppo", "learned", "rllib")
 MODELS_DIR = Path(__file__).resolve().parent / "learned" / "models"    # the shipped models (docs/models.md)
 LEARNED_OPTIONS = ("teams", "deterministic", "device")
 PPO_OPTIONS = ("deterministic", "device")
 _DEVICE = re.compile(r"cpu|auto|cuda(:\d+)?")
 _TRAILING_OPTION = re.compile(r"^(.+?):([A-Za-z_]\w*=.*)$")     # ppo:m.zip:deterministic=true
-
-
-def _is_option(part: str) -> bool:
-    """'flip=20' or 'device=cuda:0' (KEY a plain name), not 'heuristic:style=cautious'."""
-    key, eq, _ = part.partition("=")
-    return bool(eq) and key.strip().isidentifier()
-
-
-def split_specs(text) -> list:
-    """'random,heuristic:style=cautious,flip=20,greedy' -> ['random',
-    'heuristic:style=cautious,flip=20', 'greedy']: a KEY=VALUE part (KEY a plain name)
-    belongs to the agent before it."""
-    if not isinstance(text, str):
-        raise ValueError(f"agents {text!r} must be a string of comma-separated agent specs, "
-                         "e.g. 'random,greedy,heuristic'")
-    out = []
-    for part in (p.strip() for p in text.split(",")):
-        if not part:
-            continue
-        if _is_option(part):
-            if not out:
-                raise ValueError(f"agents {text!r}: option {part!r} follows no agent")
-            out[-1] += "," + part
-        else:
-            out.append(part)
-    if not out:
-        raise ValueError(f"agents {text!r}: name at least one agent, e.g. random,greedy,heuristic")
-    return out
-
-
-def path_options(spec: str, rest: str, kind: str, allowed: tuple, example: str):
-    """PATH[,KEY=VALUE...] of a model agent (ppo:, rllib:) -> (path, options, deterministic):
-    an empty path, an option not in `allowed` or a deterministic other than true/false is a
-    ValueError naming the spec."""
-    path, _, opts_text = rest.partition(",")
-    path = path.strip()
-    if not path:
-        raise ValueError(f"agent {spec!r}: write {kind}:{example}")
-    opts = _options(spec, opts_text)
-    unknown = sorted(set(opts) - set(allowed))
-    if unknown:
-        raise ValueError(f"agent {spec!r}: unknown option {unknown[0]!r}; {kind} options are "
-                         + ", ".join(allowed))
-    det = opts.get("deterministic", "true").lower()
-    if det not in ("true", "false"):
-        raise ValueError(f"agent {spec!r}: deterministic={opts['deterministic']!r} must be "
-                         "true or false")
-    return path, opts, det == "true"
 
 
 def _ppo_agent(spec: str, rest: str):
@@ -121,11 +77,7 @@ def shipped_models() -> dict:
 
 
 def _learned_agent(spec: str, rest: str):
-    opts = _options(spec, rest)
-    unknown = sorted(set(opts) - set(LEARNED_OPTIONS))
-    if unknown:
-        raise ValueError(f"agent {spec!r}: unknown option {unknown[0]!r}; learned options are "
-                         + ", ".join(LEARNED_OPTIONS))
+    opts = checked_options(spec, rest, "learned", LEARNED_OPTIONS)
     models = shipped_models()
     teams = opts.pop("teams", "2")
     if not teams.isdigit() or int(teams) not in models:
@@ -137,6 +89,14 @@ def _learned_agent(spec: str, rest: str):
     agent = _ppo_agent(spec, f"{path}{extra}")
     agent.name = spec
     return agent
+
+
+def _core_agent(spec: str, seed):
+    """random, greedy or heuristic:... as a Python Agent (the spec parsed by bot_specs)."""
+    bot = parse_bot(spec)
+    if bot.kind == "random":
+        return RandomAgent(seed)
+    return ScoredAgent(bot.style, name=bot.name, **bot.knobs)
 
 
 def make_agent(spec, seed=None):
@@ -154,21 +114,8 @@ def make_agent(spec, seed=None):
         raise ValueError(f"seed={seed!r} must be None or an int >= 0")
     spec = spec.strip()
     kind, _, rest = spec.partition(":")
-    if kind == "random":
-        if rest:
-            raise ValueError(f"agent {spec!r}: random takes no options")
-        return RandomAgent(seed)
-    if kind == "greedy":
-        if rest:
-            raise ValueError(f"agent {spec!r}: greedy takes no options (use heuristic:... knobs)")
-        return GreedyAgent()
-    if kind == "heuristic":
-        opts = _options(spec, rest)
-        style = opts.pop("style", "balanced")
-        try:
-            return HeuristicAgent(style, name=spec if rest else "heuristic", **opts)
-        except ValueError as err:
-            raise ValueError(f"agent {spec!r}: {err}") from None
+    if kind in CORE_KINDS:
+        return _core_agent(spec, seed)
     if kind == "ppo":
         return _ppo_agent(spec, rest)
     if kind == "learned":
@@ -180,4 +127,4 @@ def make_agent(spec, seed=None):
 
 
 __all__ = ["KINDS", "Agent", "GreedyAgent", "HeuristicAgent", "RandomAgent", "ScoredAgent",
-           "make_agent", "split_specs"]
+           "make_agent", "path_options", "shipped_models", "split_specs"]

@@ -28,7 +28,7 @@ import numpy as np
 from agents.arena.tournament import run_tournament
 from nertz_env import RulesConfig, Table, nertz_v0
 from nertz_env.envs.vector import NertzVecEnv
-from nertz_env.replay.format import record
+from nertz_env.replay import record
 
 
 def env_steps(steps: int, recorded: bool) -> float:

@@ -38,8 +38,7 @@ from .encoding import COL_CAP, MAX_RIVER, SRC_NERTZ, SRC_RIVER0, SRC_WASTE  # no
 
 KINDS = ("wait", "flip", "call", "lake", "build", "shift", "stack")   # codec.KIND_* order
 
-# the numbering's functions (core/codec.py) as plain Python: the same code the kernels
-# inline, without a compile on first use (under NUMBA_DISABLE_JIT they are plain already)
+# codec.py's functions as plain Python: the kernels' own code, with no compile on first use
 _lake_id, _build_id, _shift_id, _stack_id, _decode = (
     getattr(f, "py_func", f) for f in (_codec.lake_id, _codec.build_id, _codec.shift_id,
                                        _codec.stack_id, _codec.decode))

@@ -1,11 +1,20 @@
 """The bots that live inside the jitted core, named by plain strings: `random`, `greedy` and
-the `heuristic` styles (docs/heuristics.md). This is where a spec string becomes the two
-numbers and the knob row that core/policies.py plays; `agents` builds its Agent objects on
-it, and the vector envs' `opponents=` read it directly (nertz_env never imports agents).
+the `heuristic` styles (docs/heuristics.md). THE one parser of those spec strings: a spec
+becomes the two numbers and the knob row that core/policies.py plays. `agents` builds its
+Agent objects on it (agents/registry.py adds the model kinds: ppo:, learned, rllib:), and the
+vector envs' `opponents=` and `nertz game --agents` read it directly.
 
-    core_bot("heuristic:style=cautious,flip=20") -> (POLICY_SCORED, knobs int64 [12], name)
+    parse_bot("heuristic:style=cautious,flip=20")  -> BotSpec(kind="heuristic",
+                                  style="cautious", knobs={"flip": "20"}, name=the spec)
+    core_bot("heuristic:style=cautious,flip=20")   -> (POLICY_SCORED, knobs int64 [12], name)
+    split_specs("random,heuristic:flip=20,greedy") -> ["random", "heuristic:flip=20", "greedy"]
+    seat_bots("greedy,random", n_seats=2)          -> (kinds [S], knobs [S, 12], names)
+
+Builds on core/policies.py only; never imports agents.
 """
 from __future__ import annotations
+
+from typing import NamedTuple
 
 import numpy as np
 
@@ -62,6 +71,14 @@ def knob_vector(style: str = "balanced", **overrides) -> np.ndarray:
     return knobs
 
 
+def check_heuristic_style(style: str) -> str:
+    """`style` when it is a heuristic style (greedy is not one), else a ValueError listing them."""
+    if style not in HEURISTIC_STYLES:
+        raise ValueError(f"style {style!r} is unknown; heuristic styles are "
+                         + ", ".join(HEURISTIC_STYLES))
+    return style
+
+
 def spec_options(spec: str, text: str) -> dict:
     """'style=cautious,flip=20' -> {'style': 'cautious', 'flip': '20'}; ValueError naming spec."""
     out = {}
@@ -75,9 +92,65 @@ def spec_options(spec: str, text: str) -> dict:
     return out
 
 
-def core_bot(spec: str):
-    """(kind, knobs int64 [12], name) of a core bot spec: random, greedy or
-    heuristic[:style=S,KNOB=V,...]. Anything else is a ValueError naming the spec."""
+def _is_option(part: str) -> bool:
+    """'flip=20' or 'device=cuda:0' (KEY a plain name), not 'heuristic:style=cautious'."""
+    key, eq, _ = part.partition("=")
+    return bool(eq) and key.strip().isidentifier()
+
+
+def split_specs(text) -> list:
+    """'random,heuristic:style=cautious,flip=20,greedy' -> ['random',
+    'heuristic:style=cautious,flip=20', 'greedy']: a KEY=VALUE part (KEY a plain name)
+    belongs to the agent before it. Any agent spec (ppo:PATH,... too), not only core bots."""
+    if not isinstance(text, str):
+        raise ValueError(f"agents {text!r} must be a string of comma-separated agent specs, "
+                         "e.g. 'random,greedy,heuristic'")
+    out = []
+    for part in (p.strip() for p in text.split(",")):
+        if not part:
+            continue
+        if _is_option(part):
+            if not out:
+                raise ValueError(f"agents {text!r}: option {part!r} follows no agent")
+            out[-1] += "," + part
+        else:
+            out.append(part)
+    if not out:
+        raise ValueError(f"agents {text!r}: name at least one agent, e.g. random,greedy,heuristic")
+    return out
+
+
+class CoreBot(NamedTuple):
+    """What the core plays at one seat (core/policies.py)."""
+    kind: int
+    """POLICY_RANDOM or POLICY_SCORED"""
+    knobs: np.ndarray
+    """int64 [N_KNOBS], the scored rule's knob vector (zeros for random)"""
+    name: str
+    """the bot's label in reports: 'random', 'greedy', 'heuristic' or the spec itself"""
+
+
+class BotSpec(NamedTuple):
+    """A parsed, validated core bot spec."""
+    kind: str
+    """random, greedy or heuristic (CORE_KINDS)"""
+    style: str | None
+    """the knob table's row (STYLES): 'greedy', a heuristic style, None for random"""
+    knobs: dict
+    """knob overrides as written, {name: text}: KNOB=V options of a heuristic"""
+    name: str
+    """'random', 'greedy', 'heuristic' (no options) or the whole spec"""
+
+    def core(self) -> CoreBot:
+        if self.kind == "random":
+            return CoreBot(POLICY_RANDOM, np.zeros(N_KNOBS, np.int64), self.name)
+        return CoreBot(POLICY_SCORED, knob_vector(self.style, **self.knobs), self.name)
+
+
+def parse_bot(spec: str) -> BotSpec:
+    """A core bot spec: random, greedy or heuristic[:style=S,KNOB=V,...]. Anything else
+    (a bad style, knob or value, options on random or greedy, another kind) is a ValueError
+    naming the spec."""
     if not isinstance(spec, str) or not spec.strip():
         raise ValueError(f"bot spec {spec!r} must be a non-empty string such as 'random', "
                          "'greedy', 'heuristic:style=balanced'")
@@ -86,20 +159,52 @@ def core_bot(spec: str):
     if kind == "random":
         if rest:
             raise ValueError(f"agent {spec!r}: random takes no options")
-        return POLICY_RANDOM, np.zeros(N_KNOBS, np.int64), "random"
+        return BotSpec("random", None, {}, "random")
     if kind == "greedy":
         if rest:
             raise ValueError(f"agent {spec!r}: greedy takes no options (use heuristic:... knobs)")
-        return POLICY_SCORED, knob_vector("greedy"), "greedy"
+        return BotSpec("greedy", "greedy", {}, "greedy")
     if kind == "heuristic":
         opts = spec_options(spec, rest)
         style = opts.pop("style", "balanced")
-        if style not in HEURISTIC_STYLES:
-            raise ValueError(f"agent {spec!r}: style {style!r} is unknown; heuristic styles are "
-                             + ", ".join(HEURISTIC_STYLES))
         try:
-            knobs = knob_vector(style, **opts)
+            knob_vector(check_heuristic_style(style), **opts)      # every knob checked here
         except ValueError as err:
             raise ValueError(f"agent {spec!r}: {err}") from None
-        return POLICY_SCORED, knobs, spec if rest else "heuristic"
+        return BotSpec("heuristic", style, opts, spec if rest else "heuristic")
     raise ValueError(f"bot {spec!r}: unknown kind {kind!r}; the core plays {', '.join(CORE_KINDS)}")
+
+
+def core_bot(spec: str) -> CoreBot:
+    """(kind, knobs int64 [12], name) of a core bot spec (parse_bot)."""
+    return parse_bot(spec).core()
+
+
+def seat_bots(specs, n_seats: int, where: str = "agents"):
+    """(kinds int8 [S], knobs int64 [S, N_KNOBS], names) of core bots for n_seats seats:
+    `specs` is one spec for every seat or one per seat in seat order, as a comma-separated
+    string (split_specs) or a list. A bad spec or count is a ValueError starting with `where`."""
+    if isinstance(specs, str):
+        try:
+            items = split_specs(specs)
+        except ValueError as err:
+            raise ValueError(f"{where}: {err}") from None
+    elif isinstance(specs, (list, tuple)) and specs:
+        items = list(specs)
+    else:
+        raise ValueError(f"{where} {specs!r} must be a string of comma-separated bot specs "
+                         "or a non-empty list of them, e.g. 'random,greedy,heuristic'")
+    bots = []
+    for spec in items:                   # every spec checked before the count is
+        try:
+            bots.append(core_bot(spec))
+        except ValueError as err:
+            raise ValueError(f"{where}: {err}") from None
+    if len(bots) == 1:
+        bots = bots * n_seats
+    if len(bots) != n_seats:
+        raise ValueError(f"{where} {specs!r}: give one bot for every seat or one per seat "
+                         f"({n_seats} seats), not {len(bots)}")
+    kinds = np.array([b.kind for b in bots], np.int8)
+    knobs = np.array([b.knobs for b in bots], np.int64).reshape(n_seats, N_KNOBS)
+    return kinds, knobs, [b.name for b in bots]

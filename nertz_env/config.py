@@ -2,7 +2,7 @@
 
 Owns: the names, defaults (the NNA standard) and allowed values of every rule knob, and the
 derived seat map (which seat belongs to which team). It never imports numba or the core;
-`nertz_env.core.params` turns a config into the plain numbers the kernels take.
+`nertz_env.core.state.make_params` turns a config into the plain numbers the kernels take.
 """
 from __future__ import annotations
 
@@ -11,9 +11,10 @@ import json
 from dataclasses import dataclass, field
 from typing import Mapping
 
+from .encoding import MAX_TEAMS
+
 MOVE_KINDS = ("flip", "lake", "river", "shift")
 ILLEGAL_MODES = ("raise", "penalize", "ignore")
-MAX_TEAMS = 8
 DEFAULT_MAX_TICKS = 3000
 
 

@@ -54,6 +54,7 @@ ACE, KING = 0, 12
 SUITS = "SHDC"
 RANKS = ("A", "2", "3", "4", "5", "6", "7", "8", "9", "10", "J", "Q", "K")
 
+MAX_TEAMS = 8              # R3; every team axis is sized for it
 NERTZ_SIZE = 13            # R6
 MAX_RIVER = 5              # R5 variant
 COL_CAP = 13               # a River column holds at most K..A (13 cards)

@@ -9,26 +9,24 @@ the same seed always gives the same games. Explicit deck orders (duplicate deals
 bypass the shuffle: `Engine.deal(decks)`.
 
 Small batches run the serial kernels: a parallel launch costs more than it saves below a few
-hundred tables, and with numba's OpenMP layer idle worker threads spin, which made one
-single-table tick take milliseconds on a busy 2-core machine (measured by the property
-tests). PARALLEL_MIN_TABLES sets the switch.
+hundred tables, and with numba's OpenMP layer idle worker threads spin, which slows a
+single-table tick badly on a busy machine. PARALLEL_MIN_TABLES sets the switch.
 
 Validation happens here, at the Python boundary, before anything changes: action ids out of
 range, wrong shapes, illegal moves under illegal_move="raise" are `ValueError`s naming the
-table, seat and action.
+table, seat and action. Ids travel as the argument of `step` / `step_observe`; ids a caller
+has already checked (envs/seats.py SeatDriver, an env's per-agent check) go in with
+`checked=True`, which skips every check here (dtype, range and R31), so each id is checked
+once.
 
-Threads: the engine leaves numba's threading layer to numba (or NUMBA_THREADING_LAYER).
-Engines may be stepped from several Python threads at once, each its own engine: every prange
-kernel is launched through `launch_parallel`, which holds a process-wide lock while the layer
-in use is numba's "workqueue" (it aborts the process when two threads enter it at once) and
-launches freely under the thread-safe layers (omp, tbb).
+Threads: every prange kernel is launched through core/launch.py `launch_parallel` (safe from
+several Python threads, each with its own engine).
 """
 from __future__ import annotations
 
 import functools
-import threading
+from typing import NamedTuple
 
-import numba
 import numpy as np
 
 from .actions import N_ACTIONS
@@ -36,9 +34,10 @@ from .config import RulesConfig
 from .core.batch import (deal_batch, deal_range, deal_seeded_batch, masks_range,
                          observe_range_tuples, step_batch, step_observe_range_tuples,
                          step_range_tuples, write_masks_batch, write_scores_batch)
+from .core.launch import launch_parallel
 from .core.legal import first_illegal
-from .core.observe import (OBS_DIM, observe_batch, observe_seat_batch, observe_seat_range,
-                           step_observe_batch, summary_width)
+from .core.observe import (OBS_DIM, StepSummary, observe_batch, observe_seat_batch,
+                           observe_seat_range, step_observe_batch, summary_width)
 from .core.state import (allocate_masks, allocate_scratch, allocate_state, copy_table,
                          make_params)
 from .encoding import DECK, OVER_TRUNCATED, PLAYING
@@ -50,9 +49,11 @@ _FLOAT32, _INT8 = np.dtype(np.float32), np.dtype(np.int8)
 _INT32_MAX = int(np.iinfo(np.int32).max)
 
 
-_LAUNCH_LOCK = threading.Lock()
-# None: not known yet (no parallel launch in this process); then True only under workqueue
-_serialize_launches = None
+class StepObservation(NamedTuple):
+    """Engine.step_observe's results (unpacks as summary, obs, masks)."""
+    summary: StepSummary           # the packed per-table row, read by name (core/observe.py)
+    obs: np.ndarray                # float32 [B, S, OBS_DIM], fresh
+    masks: np.ndarray              # int8 [B, S, N_ACTIONS], fresh (a copy of Engine.masks)
 
 
 def new_generator(seed) -> np.random.Generator:
@@ -64,23 +65,6 @@ def new_generator(seed) -> np.random.Generator:
         return np.random.default_rng(seed)
     except (TypeError, ValueError, OverflowError) as err:
         raise ValueError(f"seed={seed!r}: a seed is None or an int >= 0 (numpy: {err})") from None
-
-
-def launch_parallel(kernel, *args):
-    """kernel(*args) for a prange (parallel=True) kernel, safe from any number of threads:
-    serialized by a process-wide lock while numba's threading layer is "workqueue" (or not
-    yet known: the first launch picks the layer), unlocked under omp and tbb."""
-    global _serialize_launches
-    if _serialize_launches is False:
-        return kernel(*args)
-    with _LAUNCH_LOCK:
-        out = kernel(*args)
-        if _serialize_launches is None:
-            try:
-                _serialize_launches = numba.threading_layer() == "workqueue"
-            except ValueError:            # no layer launched (NUMBA_DISABLE_JIT): stay locked
-                pass
-    return out
 
 
 class Engine:
@@ -252,11 +236,14 @@ class Engine:
             self.recorder.on_position(self)
 
     # ------------------------------------------------------------------ play
-    def step(self, actions, priority=None) -> np.ndarray:
+    def step(self, actions, priority=None, *, checked: bool = False) -> np.ndarray:
         """One tick at every table. actions: int [B, S]; priority: None (draw) or int [B, S]
-        permutations of the seats. Returns applied [B, S] (1 = took effect). Tables whose
-        hand is over are left as they are."""
-        self._load(actions, priority)
+        permutations of the seats. checked: the ids already passed the one check
+        (envs/seats.py SeatDriver.check under SeatDriver.policy(config), or an env's own
+        per-agent check; module docstring): dtype, range and R31 are not checked again.
+        Returns applied
+        [B, S] (1 = took effect). Tables whose hand is over are left as they are."""
+        self._load(actions, priority, checked)
         if self.recorder is None:
             self._step()
         else:
@@ -265,25 +252,22 @@ class Engine:
             self.recorder.after_step(self, live)
         return self.applied
 
-    def step_observe(self, actions=None, priority=None):
+    def step_observe(self, actions=None, priority=None, *, checked: bool = False
+                     ) -> StepObservation:
         """`step`, then `hand_scores()`, `observe()` of every seat and the new masks, in one
-        numba call (one dispatch instead of three: the PettingZoo env's step). Returns
-        (summary [B, summary_width] int64, obs [B, S, OBS_DIM] float32, masks [B, S, N_ACTIONS]
-        int8). summary[e] is table e's status, tick, hand, applied per seat (1 = took effect),
-        R29 score per team (columns SUM_* of core/observe.py); a buffer of the engine, rewritten
-        by the next call (`applied` is in its usual buffer too). obs and
-        masks are fresh arrays the kernel wrote, the caller's to keep or hand out (masks is a
-        copy of `self.masks`, which the engine goes on using). actions=None: the caller has
-        already written valid ids (0..N_ACTIONS-1) into `self.actions` (an env that validated
-        them per agent); the shape/range checks are skipped, the R31 check of
-        illegal_move="raise" still runs."""
+        numba call (one dispatch instead of three: the PettingZoo env's step). Returns a
+        StepObservation (summary, obs, masks): summary a StepSummary over a buffer of the
+        engine, rewritten by the next call (status, tick, hand, applied, scores by name);
+        obs and masks fresh arrays, the caller's to keep (masks is a copy of `self.masks`,
+        which the engine goes on using). actions and checked as in `step`. actions=None, the
+        older form: the ids already written into `self.actions` count as checked."""
         if actions is None:
             if self._raise_illegal:
                 self._check_legal(self.actions)
             if priority is not None:
                 self._load_priority(priority)
         else:
-            self._load(actions, priority)
+            self._load(actions, priority, checked)
         if self._step_observe is None:
             self._bind_observe()
         obs = np.empty(self._obs_shape, _FLOAT32)
@@ -294,7 +278,7 @@ class Engine:
             live = self.recorder.before_step(self)
             self._step_observe(obs, masks)
             self.recorder.after_step(self, live)
-        return self._summary, obs, masks
+        return StepObservation(self._summary_view, obs, masks)
 
     def _bind(self, batch_kernel, tuples_kernel, *args):
         """The prange or the serial kernel (self.parallel) over all tables with these args,
@@ -329,6 +313,7 @@ class Engine:
             S, T = self.config.num_seats, self.config.num_teams
             self._obs = np.zeros((self.n_tables, S, OBS_DIM), np.float32)
             self._summary = np.zeros((self.n_tables, summary_width(S, T)), np.int64)
+            self._summary_view = StepSummary(self._summary, S)
             self._obs_shape, self._masks_shape = self._obs.shape, self.masks.shape
         self._observe = self._bind(observe_batch, observe_range_tuples, self._obs)
         # obs and masks out: passed per call, after the bound arguments
@@ -336,20 +321,23 @@ class Engine:
                                         self.actions, self.priority, self.masks, self.applied,
                                         self._summary)
 
-    def _load(self, actions, priority) -> None:
+    def _load(self, actions, priority, checked: bool = False) -> None:
         """Validate actions (and priority) and copy them into the kernel buffers; nothing
-        changes on a ValueError."""
+        changes on a ValueError. checked: the caller has checked the ids (dtype, range, and R31
+        under illegal_move="raise"): nothing is checked again."""
         a = np.asarray(actions)
         shape = self.actions.shape
         if a.shape != shape:
             raise ValueError(f"actions has shape {a.shape}; expected {shape} (tables, seats)")
-        if not np.issubdtype(a.dtype, np.integer):
+        if checked:
+            pass
+        elif not np.issubdtype(a.dtype, np.integer):
             raise ValueError(f"actions must be integers (action ids 0..{N_ACTIONS - 1}), got {a.dtype}")
-        if a.size and (a.min() < 0 or a.max() >= N_ACTIONS):
+        elif a.size and (a.min() < 0 or a.max() >= N_ACTIONS):
             e, s = np.argwhere((a < 0) | (a >= N_ACTIONS))[0]
             raise ValueError(f"action id {a[e, s]} (table {e}, seat {s}) is out of range: "
                              f"action ids are 0..{N_ACTIONS - 1}")
-        if self._raise_illegal:
+        if self._raise_illegal and not checked:
             self._check_legal(a)
         if priority is not None:                  # (none: column 0 is -1, the kernels set
             self._load_priority(priority)         # it back after using a given order)

@@ -1,70 +1,249 @@
-"""The house: the layers point one way and the public names stay where users find
-them. nertz_env (rules, then envs) never imports the top-level agents package; the envs live
-in nertz_env/envs/ while `from nertz_env import nertz_v0` and the registered ids keep working;
-the action numbering is defined once (nertz_env/core/codec.py)."""
+"""The rules of the house (docs/architecture.md), checked on the source tree itself, so that a
+change that breaks the layout fails here whatever the files are called:
+
+- layers point one way: `nertz_env` never imports `agents`; inside each package, a lower
+  layer never imports a higher one (the LAYERS tables below: a module may import its own layer
+  and the layers under it);
+- no import cycle between the project's modules (a module importing its own package's
+  `__init__` is not an edge: Python loads parents first);
+- no module over MAX_LINES lines, at most MAX_TOP modules directly in `nertz_env/` or `agents/`;
+- no HTML, CSS or JavaScript inside Python strings: they live in `nertz_env/web/`, which is
+  shipped as package data (every file there matches pyproject's globs, every glob a file);
+- the action numbering is spelled out once (`nertz_env/core/codec.py`);
+- the public names stay where users find them.
+"""
 from __future__ import annotations
 
 import ast
-import pkgutil
+import fnmatch
+import re
 import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 import nertz_env
 
-ROOT = Path(nertz_env.__file__).resolve().parent
+ROOT = Path(nertz_env.__file__).resolve().parents[1]
+PACKAGES = ("nertz_env", "agents")
+MAX_LINES = 500
+MAX_TOP = 8
+
+# Layer of each subpackage / top-level module; a module may import only from layers <= its own.
+LAYERS = {
+    "nertz_env": {"optional": 0, "encoding": 0, "core": 1, "config": 2, "actions": 2,
+                  "bot_specs": 2, "engine": 3, "table": 4, "envs": 5, "replay": 6,
+                  "nertz_v0": 5, "__init__": 7},
+    "agents": {"base": 0, "specs": 0, "python_policies": 1, "bots": 1, "learned": 2,
+               "registry": 3, "stats": 0, "arena": 4, "training": 5, "human": 5, "cli": 6,
+               "__init__": 4, "__main__": 7},
+}
 
 
-def _imports(path: Path):
-    tree = ast.parse(path.read_text(), filename=str(path))
-    for node in ast.walk(tree):
+def _modules():
+    """{dotted name: path} of every module of both packages."""
+    out = {}
+    for pkg in PACKAGES:
+        for path in sorted((ROOT / pkg).rglob("*.py")):
+            parts = list(path.relative_to(ROOT).with_suffix("").parts)
+            if parts[-1] == "__init__":
+                parts = parts[:-1]
+            out[".".join(parts)] = path
+    return out
+
+
+MODULES = _modules()
+
+
+def _imports(name: str, path: Path):
+    """The project modules `name` imports anywhere in its file (module level or inside
+    functions), relative imports resolved, `from pkg import submodule` counted as the
+    submodule."""
+    is_pkg = path.name == "__init__.py"
+    here = name.split(".") if is_pkg else name.split(".")[:-1]
+    for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
         if isinstance(node, ast.Import):
-            yield from (alias.name for alias in node.names)
-        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
-            yield node.module
+            targets = [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = here[:len(here) - node.level + 1] if node.level else []
+            mod = ".".join(base + (node.module.split(".") if node.module else []))
+            targets = [f"{mod}.{a.name}" if f"{mod}.{a.name}" in MODULES else mod
+                       for a in node.names]
+        else:
+            continue
+        for t in targets:
+            while t and t not in MODULES:        # `import a.b.c` of a name inside a.b
+                t = t.rpartition(".")[0]
+            if t and t != name and not name.startswith(t + "."):   # not self, not a parent
+                yield t
 
 
-def test_nertz_env_source_never_imports_agents():
-    offenders = [f"{p.relative_to(ROOT.parent)}: {name}" for p in ROOT.rglob("*.py")
-                 for name in _imports(p) if name == "agents" or name.startswith("agents.")]
-    assert not offenders, offenders
+GRAPH = {name: sorted(set(_imports(name, path))) for name, path in MODULES.items()}
 
 
-def test_importing_every_nertz_env_module_loads_no_agents_module():
-    """Every submodule (envs included; vector.py needs SB3, installed with [train]) imported
-    in a fresh process: `agents` never appears in sys.modules."""
-    code = ("import importlib, pkgutil, sys, nertz_env\n"
-            "for m in pkgutil.walk_packages(nertz_env.__path__, 'nertz_env.'):\n"
-            "    try:\n"
-            "        importlib.import_module(m.name)\n"
-            "    except ImportError as e:\n"
-            "        if 'stable_baselines3' not in str(e): raise\n"
-            "print(sorted(k for k in sys.modules if k == 'agents' or k.startswith('agents.')))\n")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert out.stdout.strip() == "[]", out.stdout + out.stderr
+def _layer(name: str):
+    parts = name.split(".")
+    table = LAYERS[parts[0]]
+    key = parts[1] if len(parts) > 1 else "__init__"
+    return table.get(key)
 
 
-def test_envs_live_in_their_subpackage_and_the_public_names_still_work():
-    import gymnasium
-    import pettingzoo
+def test_every_module_has_a_layer():
+    missing = sorted({n.split(".")[1] if "." in n else n for n in MODULES if _layer(n) is None})
+    assert not missing, f"add these to LAYERS (and docs/architecture.md): {missing}"
 
-    from nertz_env import envs, nertz_v0
-    names = {m.name for m in pkgutil.iter_modules(envs.__path__)}
-    assert {"pettingzoo", "gym", "vector", "gym_vector", "episode", "opponents"} <= names
-    assert not (ROOT / "pettingzoo_env.py").exists() and not (ROOT / "gym_env.py").exists()
-    assert nertz_v0.parallel_env().metadata["name"] == "nertz_v0"
-    env = gymnasium.make("nertz_env/Nertz-v0", num_teams=2)
-    assert type(env.unwrapped).__module__ == "nertz_env.envs.gym"
-    if hasattr(pettingzoo, "aec_registry"):
-        assert "nertz/nertz-v0" in pettingzoo.aec_registry
-    assert nertz_env.NertzGymVectorEnv is envs.NertzGymVectorEnv
+
+def test_nertz_env_never_imports_agents():
+    offenders = [f"{n} -> {t}" for n, ts in GRAPH.items() if n.startswith("nertz_env")
+                 for t in ts if t.split(".")[0] == "agents"]
+    src = [f"{p.relative_to(ROOT)}" for n, p in MODULES.items() if n.startswith("nertz_env")
+           and re.search(r"^\s*(from|import) agents\b", p.read_text(), re.M)]
+    assert not offenders and not src, offenders + src
+
+
+def test_layers_point_one_way():
+    offenders = []
+    for n, ts in GRAPH.items():
+        for t in ts:
+            if n.split(".")[0] != t.split(".")[0]:
+                continue                          # across packages: the test above
+            same_sub = n.split(".")[:2] == t.split(".")[:2]
+            if not same_sub and _layer(t) > _layer(n):
+                offenders.append(f"{n} (layer {_layer(n)}) imports {t} (layer {_layer(t)})")
+    assert not offenders, "\n".join(offenders)
+
+
+def _cycles(graph):
+    """Strongly connected components with more than one module (Tarjan)."""
+    index, low, stack, on, out, counter = {}, {}, [], set(), [], [0]
+
+    def visit(v):
+        index[v] = low[v] = counter[0]
+        counter[0] += 1
+        stack.append(v)
+        on.add(v)
+        for w in graph.get(v, ()):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            comp = []
+            while True:
+                w = stack.pop()
+                on.discard(w)
+                comp.append(w)
+                if w == v:
+                    break
+            if len(comp) > 1:
+                out.append(sorted(comp))
+
+    for v in graph:
+        if v not in index:
+            visit(v)
+    return out
+
+
+def test_no_import_cycle():
+    assert not _cycles(GRAPH), _cycles(GRAPH)
+
+
+def test_cycle_check_sees_a_cycle():
+    """Negative control: the checker finds a planted cycle (and none in a chain)."""
+    assert _cycles({"a": ["b"], "b": ["c"], "c": ["a"], "d": ["a"]}) == [["a", "b", "c"]]
+    assert _cycles({"a": ["b"], "b": ["c"], "c": []}) == []
+
+
+def test_no_module_is_too_long_and_top_levels_stay_small():
+    long = [f"{p.relative_to(ROOT)} ({n})" for p in MODULES.values()
+            if (n := len(p.read_text().splitlines())) > MAX_LINES]
+    assert not long, f"over {MAX_LINES} lines, split along the job: {long}"
+    for pkg in PACKAGES:
+        top = sorted(p.name for p in (ROOT / pkg).glob("*.py"))
+        assert len(top) <= MAX_TOP, f"{pkg}/ holds {len(top)} modules directly: {top}"
+
+
+WEB_MARKERS = re.compile(r"<(html|head|body|script|style|div|button|svg)\b|</\w+>|"
+                         r"\bfunction\s*\w*\s*\([\w\s,]*\)\s*\{|=>\s*\{|document\.|addEventListener", re.I)
+
+
+def _string_constants(path: Path):
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            yield node.lineno, node.value
+
+
+def test_no_html_css_or_js_inside_python():
+    offenders = [f"{p.relative_to(ROOT)}:{line}" for p in MODULES.values()
+                 for line, s in _string_constants(p) if WEB_MARKERS.search(s)]
+    assert not offenders, f"move these into nertz_env/web/: {offenders}"
+
+
+def test_web_marker_check_sees_markup():
+    """Negative control for the check above."""
+    assert WEB_MARKERS.search("<div class='x'>") and WEB_MARKERS.search("el.addEventListener(")
+    assert WEB_MARKERS.search("function go(a, b) {") and WEB_MARKERS.search("x => {")
+    assert not WEB_MARKERS.search("a < b and c > d, R22; the block's function (default f)")
+
+
+def test_web_assets_are_all_shipped_and_every_glob_matches():
+    import tomllib
+    globs = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"][
+        "package-data"]["nertz_env"]
+    web = sorted(p.relative_to(ROOT / "nertz_env").as_posix()
+                 for p in (ROOT / "nertz_env" / "web").rglob("*") if p.is_file())
+    assert web, "nertz_env/web/ is empty"
+    unshipped = [f for f in web if not any(fnmatch.fnmatch(f, g) for g in globs)]
+    empty = [g for g in globs if not any(fnmatch.fnmatch(f, g) for f in web)]
+    assert not unshipped and not empty, (unshipped, empty)
 
 
 def test_action_numbering_is_defined_once():
     """Only core/codec.py spells out the id offsets; other modules import them."""
     offsets = ("BUILD0 =", "SHIFT0 =", "STACK0 =", "LAKE0 =")
-    files = list(ROOT.rglob("*.py")) + list((ROOT.parent / "agents").rglob("*.py"))
-    where = sorted({str(p.relative_to(ROOT.parent)) for p in files
+    where = sorted({str(p.relative_to(ROOT)) for p in MODULES.values()
                     for line in p.read_text().splitlines()
                     if any(line.lstrip().startswith(o) for o in offsets)})
     assert where == ["nertz_env/core/codec.py"], where
+
+
+def test_code_names_no_issue_numbers():
+    offenders = [f"{p.relative_to(ROOT)}:{i}" for p in MODULES.values()
+                 for i, line in enumerate(p.read_text().splitlines(), 1)
+                 if re.search(r"\b[Ii]ssue [0-9]+|issue lands", line)]
+    assert not offenders, offenders
+
+
+def test_importing_every_nertz_env_module_loads_no_agents_module():
+    """Every submodule imported in a fresh process: `agents` never appears in sys.modules."""
+    code = ("import importlib, pkgutil, sys, nertz_env\n"
+            "for m in pkgutil.walk_packages(nertz_env.__path__, 'nertz_env.'):\n"
+            "    importlib.import_module(m.name)\n"
+            "print(sorted(k for k in sys.modules if k == 'agents' or k.startswith('agents.')))\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]", out.stdout + out.stderr
+
+
+def test_public_names_still_work():
+    import gymnasium
+
+    from agents import make_agent
+    from nertz_env import Engine, RulesConfig, Table, nertz_v0
+    assert nertz_v0.parallel_env().metadata["name"] == "nertz_v0"
+    env = gymnasium.make("nertz_env/Nertz-v0", num_teams=2)
+    assert type(env.unwrapped).__module__.startswith("nertz_env.envs.")
+    assert Table.deal(RulesConfig(), seed=1).legal_moves(0)
+    assert Engine(RulesConfig(), n_tables=2) is not None
+    assert make_agent("random") is not None
+    assert nertz_env.NertzGymVectorEnv is nertz_env.envs.NertzGymVectorEnv
+
+
+@pytest.mark.parametrize("command", ["tournament", "experiment", "train", "replay", "play",
+                                     "game"])
+def test_every_nertz_command_still_exists(command):
+    from agents.cli import build_parser
+    ap = build_parser()
+    sub = next(a for a in ap._actions if a.dest == "command")
+    assert command in sub.choices

@@ -37,11 +37,13 @@ import json
 import math
 import sys
 import time
+from dataclasses import dataclass, fields
 from pathlib import Path
 
 from pettingzoo.utils.wrappers import BaseParallelWrapper
 
 from agents.learned.rllib import DEFAULT_HIDDEN
+from agents.training.config import field_docs
 from nertz_env import nertz_v0
 
 POLICIES = ("shared", "per-team")
@@ -202,28 +204,51 @@ def train(config, iterations: int, out=None, log=print) -> tuple[list, Path | No
     return rows, ckpt
 
 
-def parse_args(argv=None):
+@dataclass
+class Args:
+    """The recipe's arguments, one `--flag` each (`--train-batch` for train_batch)."""
+    policy: str = "shared"
+    """'shared' (one policy for every seat) or 'per-team' (one per team)"""
+    teams: int = 2
+    """teams at the table, 2..8"""
+    iterations: int = 10
+    """train() calls"""
+    seed: int = 0
+    """seed of envs and networks"""
+    out: str = "runs/rllib"
+    """output dir: checkpoint/ and results.json"""
+    env_runners: int = 0
+    """remote EnvRunner actors; 0 samples in the driver"""
+    max_ticks: int = 300
+    """ticks after which a hand is truncated (R26)"""
+    hidden: tuple = DEFAULT_HIDDEN
+    """hidden layer widths of both heads, comma-separated"""
+    train_batch: int = 4000
+    """env steps per iteration"""
+    minibatch: int = 500
+    """PPO minibatch size"""
+    epochs: int = 4
+    """PPO epochs per iteration"""
+    lr: float = 3e-4
+    """Adam learning rate"""
+    num_cpus: int | None = None
+    """CPUs of the local Ray instance (None: all)"""
+    address: str | None = None
+    """join a running Ray cluster (ray start)"""
+
+
+def parse_args(argv=None) -> Args:
+    """Args from the command line; argparse's exit (code 2) on a bad value."""
     p = argparse.ArgumentParser(prog="python -m train.rllib_ppo",
                                 description=__doc__.split("\n\n")[0])
-    p.add_argument("--policy", choices=POLICIES, default="shared",
-                   help="one policy for every seat, or one per team (default shared)")
-    p.add_argument("--teams", type=int, default=2, help="teams at the table, 2..8 (default 2)")
-    p.add_argument("--iterations", type=int, default=10, help="train() calls (default 10)")
-    p.add_argument("--seed", type=int, default=0, help="seed of envs and networks (default 0)")
-    p.add_argument("--out", default="runs/rllib", help="output dir (default runs/rllib)")
-    p.add_argument("--env-runners", type=int, default=0,
-                   help="remote EnvRunner actors; 0 samples in the driver (default 0)")
-    p.add_argument("--max-ticks", type=int, default=300,
-                   help="ticks after which a hand is truncated (R26, default 300)")
-    p.add_argument("--hidden", default=",".join(map(str, DEFAULT_HIDDEN)),
-                   help="hidden layer widths of both heads (default 64,64)")
-    p.add_argument("--train-batch", type=int, default=4000, help="env steps per iteration")
-    p.add_argument("--minibatch", type=int, default=500, help="PPO minibatch size")
-    p.add_argument("--epochs", type=int, default=4, help="PPO epochs per iteration")
-    p.add_argument("--lr", type=float, default=3e-4, help="Adam learning rate")
-    p.add_argument("--num-cpus", type=int, default=None,
-                   help="CPUs of the local Ray instance (default: all)")
-    p.add_argument("--address", default=None, help="join a running Ray cluster (ray start)")
+    docs = field_docs(Args)
+    kinds = {"lr": float, "num_cpus": int, "hidden": str}       # the others: their default's type
+    for f in fields(Args):
+        shown = ",".join(map(str, f.default)) if f.name == "hidden" else f.default
+        p.add_argument("--" + f.name.replace("_", "-"), default=shown,
+                       type=kinds.get(f.name, type(f.default) if f.default is not None else str),
+                       choices=POLICIES if f.name == "policy" else None,
+                       help=f"{docs[f.name]} (default {shown})")
     args = p.parse_args(argv)
     try:
         args.hidden = tuple(int(h) for h in args.hidden.split(","))
@@ -236,7 +261,7 @@ def parse_args(argv=None):
         p.error("--teams must be 2..8")
     if args.env_runners < 0 or any(h < 1 for h in args.hidden):
         p.error("--env-runners must be >= 0 and --hidden widths >= 1")
-    return args
+    return Args(**vars(args))
 
 
 def main(argv=None) -> int:

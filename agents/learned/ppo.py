@@ -8,6 +8,7 @@ from pathlib import Path
 import numpy as np
 
 from nertz_env.envs.opponents import FrozenPolicy
+from nertz_env.optional import MissingDependency, require
 
 from ..base import Agent, check_batch
 
@@ -27,20 +28,17 @@ def load_model(path, device: str = "cpu"):
         raise ValueError(f"ppo model {str(path)!r} does not exist (nor {str(path) + '.zip'!r}); "
                          "give the path of a model saved with model.save()")
     errors = []
+    purpose = f"ppo model {str(path)!r}: a ppo agent (the train extra)"
     try:
-        from sb3_contrib import MaskablePPO
-    except ImportError as exc:
+        MaskablePPO = require("sb3_contrib", "train", purpose).MaskablePPO
+    except MissingDependency as exc:       # a plain PPO model loads without sb3-contrib
         errors.append(("MaskablePPO", exc))
     else:
         try:
             return MaskablePPO.load(str(p), device=device)
         except Exception as exc:  # any loader failure: try PPO, then report both
             errors.append(("MaskablePPO", exc))
-    try:
-        from stable_baselines3 import PPO
-    except ImportError as exc:
-        raise ValueError(f"ppo model {str(path)!r}: ppo agents need the train extra: "
-                         "pip install -e '.[train]'") from exc
+    PPO = require("stable_baselines3", "train", purpose).PPO
     try:
         return PPO.load(str(p), device=device)
     except Exception as exc:  # reported together with the MaskablePPO error

@@ -23,7 +23,10 @@ from pathlib import Path
 
 import numpy as np
 
+from nertz_env.optional import require
+
 from ..base import Agent, check_batch
+from ..specs import path_options
 
 DEFAULT_HIDDEN = (64, 64)
 RLLIB_OPTIONS = ("policy", "deterministic")
@@ -31,6 +34,12 @@ RLLIB_OPTIONS = ("policy", "deterministic")
 _CTOR_FILE = "class_and_ctor_args.pkl"
 _ALGO_MODULES = ("learner_group", "learner", "rl_module")   # inside an Algorithm checkpoint
 _LAZY = {}
+_NEEDS = "an rllib agent (ray[rllib] and torch)"
+
+
+def _clients(module: str, purpose: str = _NEEDS):
+    """An import from the [clients] extra (ray[rllib], torch), else one MissingDependency."""
+    return require(module, "clients", purpose)
 
 
 def __getattr__(name):
@@ -43,12 +52,12 @@ def __getattr__(name):
 
 def _build_module_class():
     import gymnasium as gym
-    import torch
-    from ray.rllib.core.columns import Columns
-    from ray.rllib.core.rl_module.apis import ValueFunctionAPI
-    from ray.rllib.core.rl_module.torch import TorchRLModule
-    from ray.rllib.utils.torch_utils import FLOAT_MIN
-    from torch import nn
+    torch = _clients("torch")
+    nn = torch.nn
+    Columns = _clients("ray.rllib.core.columns").Columns
+    ValueFunctionAPI = _clients("ray.rllib.core.rl_module.apis").ValueFunctionAPI
+    TorchRLModule = _clients("ray.rllib.core.rl_module.torch").TorchRLModule
+    FLOAT_MIN = _clients("ray.rllib.utils.torch_utils").FLOAT_MIN
 
     def mlp(n_in, hidden, n_out):
         layers, width = [], n_in
@@ -128,11 +137,9 @@ def load_module(path, policy: str | None = None):
     elif policy not in dirs:
         raise ValueError(f"rllib checkpoint {str(path)!r}: policy={policy!r} is not saved "
                          f"there; its policies are {', '.join(dirs) or '(one unnamed)'}")
-    try:
-        from ray.rllib.core.rl_module.rl_module import RLModule
-    except ImportError as exc:
-        raise ValueError(f"rllib checkpoint {str(path)!r}: rllib agents need ray[rllib] and "
-                         "torch: pip install -e '.[clients]'") from exc
+    purpose = f"rllib checkpoint {str(path)!r}: an rllib agent"
+    _clients("torch", purpose)
+    RLModule = _clients("ray.rllib.core.rl_module.rl_module", purpose).RLModule
     try:
         module = RLModule.from_checkpoint(str(dirs[policy].resolve()))
     except Exception as exc:  # any loader failure is the checkpoint's: name it
@@ -160,8 +167,8 @@ class RLlibAgent(Agent):
     def logits(self, observations, action_masks) -> np.ndarray:
         """The module's action-distribution inputs, float32 [n, 322] (FLOAT_MIN where illegal
         for a MaskedPPOModule)."""
-        import torch
-        from ray.rllib.core.columns import Columns
+        torch = _clients("torch")
+        Columns = _clients("ray.rllib.core.columns").Columns
         obs, masks = check_batch(observations, action_masks)
         batch = {Columns.OBS: {"observation": torch.as_tensor(np.asarray(obs, np.float32)),
                                "action_mask": torch.as_tensor(np.asarray(masks, np.int8))}}
@@ -184,7 +191,6 @@ class RLlibAgent(Agent):
 def from_spec(spec: str, rest: str, seed: int | None = None) -> RLlibAgent:
     """make_agent's `rllib:PATH[,policy=ID][,deterministic=true|false]`; rest is what
     follows 'rllib:'. Every bad part is a ValueError naming the spec."""
-    from ..registry import path_options
     path, opts, det = path_options(spec, rest, "rllib", RLLIB_OPTIONS,
                                    "path/to/checkpoint[,policy=ID][,deterministic=false]")
     policy = opts.get("policy")

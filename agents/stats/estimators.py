@@ -55,22 +55,23 @@ Ranking
 
 Public API
 ==========
-``HandRecords``, ``t_quantile_975``, ``mean_ci``, ``t_pvalue``,
-``holm``, ``deal_means``, ``unit_means`` (alias), ``leaderboard``,
-``paired_differentials``, ``orient_pairs`` (and the row keys
-``LEADERBOARD_FIELDS``, ``PAIR_FIELDS``).
+``deal_means``, ``leaderboard``, ``paired_differentials``, ``orient_pairs`` (and the row
+keys ``LEADERBOARD_FIELDS``, ``PAIR_FIELDS``); ``HandRecords`` (agents/stats/records.py)
+and ``t_quantile_975``, ``mean_ci``, ``t_pvalue``, ``holm`` (agents/stats/student_t.py)
+are re-exported here, so ``from agents.stats.estimators import ...`` keeps working.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
 from .ratings import fit_ratings
+from .records import HandRecords
+from .student_t import HOLM_ALPHA, holm, mean_ci, t_pvalue, t_quantile_975
 
 __all__ = [
     "LEADERBOARD_FIELDS",
@@ -84,7 +85,6 @@ __all__ = [
     "paired_differentials",
     "t_pvalue",
     "t_quantile_975",
-    "unit_means",
 ]
 
 LEADERBOARD_FIELDS = (
@@ -93,218 +93,6 @@ LEADERBOARD_FIELDS = (
 )
 PAIR_FIELDS = ("a", "b", "units", "diff", "ci_low", "ci_high", "p_value",
                "significant", "holm", "same_table")
-HOLM_ALPHA = 0.05
-
-
-# --------------------------------------------------------------------------
-# records
-# --------------------------------------------------------------------------
-
-
-@dataclass
-class HandRecords:
-    """One row per hand (or per game in "game" mode) played by the runner.
-
-    lineup:   int64 [M]     index of the lineup
-    deal:     int64 [M]     index of the deal (0..D-1); every lineup plays the same deals, so
-              the deal is the statistical unit (the cluster)
-    rotation: int64 [M]     index of the seating of that lineup at which the deal was played
-    agent:    int64 [M, T]  agent index at each team position
-    score:    float64 [M, T] points of each team position in this hand
-    called:   float64 [M, T] 1 if that team called Nertz (game mode: the share of the game's
-              hands in which it did)
-    win:      float64 [M, T] win share (1/k for each of k tied top teams)
-    """
-
-    lineup: np.ndarray
-    deal: np.ndarray
-    rotation: np.ndarray
-    agent: np.ndarray
-    score: np.ndarray
-    called: np.ndarray
-    win: np.ndarray
-
-    def __post_init__(self) -> None:
-        self.lineup = np.asarray(self.lineup, dtype=np.int64).reshape(-1)
-        self.deal = np.asarray(self.deal, dtype=np.int64).reshape(-1)
-        self.rotation = np.asarray(self.rotation, dtype=np.int64).reshape(-1)
-        m = self.lineup.shape[0]
-        self.agent = _as_2d(self.agent, np.int64, m)
-        self.score = _as_2d(self.score, np.float64, m)
-        self.called = _as_2d(self.called, np.float64, m)
-        self.win = _as_2d(self.win, np.float64, m)
-        if self.deal.shape[0] != m or self.rotation.shape[0] != m:
-            raise ValueError("lineup, deal and rotation must have the same length")
-        t = self.agent.shape[1]
-        for name in ("score", "called", "win"):
-            if getattr(self, name).shape != (m, t):
-                raise ValueError(
-                    f"{name} has shape {getattr(self, name).shape}, expected {(m, t)}"
-                )
-
-    def __len__(self) -> int:
-        return int(self.lineup.shape[0])
-
-    @property
-    def num_teams(self) -> int:
-        return int(self.agent.shape[1])
-
-    @classmethod
-    def concatenate(cls, parts: Sequence[HandRecords]) -> HandRecords:
-        """Concatenate record batches (in order); all must have the same T."""
-        parts = list(parts)
-        if not parts:
-            raise ValueError("nothing to concatenate")
-        return cls(**{
-            f: np.concatenate([getattr(p, f) for p in parts], axis=0)
-            for f in ("lineup", "deal", "rotation", "agent", "score", "called", "win")
-        })
-
-
-def _as_2d(x: Any, dtype: Any, m: int) -> np.ndarray:
-    a = np.asarray(x, dtype=dtype)
-    if a.ndim == 1 and m == 0 and a.size == 0:
-        a = a.reshape(0, 0)
-    if a.ndim != 2 or a.shape[0] != m:
-        raise ValueError(f"expected a [M={m}, T] array, got shape {a.shape}")
-    return a
-
-
-# --------------------------------------------------------------------------
-# Student t
-# --------------------------------------------------------------------------
-
-# t_{0.975, df} for df = 1..30 (standard tables, 9 decimals).
-_T975 = (
-    12.706204736, 4.302652730, 3.182446305, 2.776445105, 2.570581836,
-    2.446911851, 2.364624252, 2.306004135, 2.262157163, 2.228138852,
-    2.200985160, 2.178812830, 2.160368656, 2.144786688, 2.131449546,
-    2.119905299, 2.109815578, 2.100922040, 2.093024054, 2.085963447,
-    2.079613845, 2.073873068, 2.068657610, 2.063898562, 2.059538553,
-    2.055529439, 2.051830516, 2.048407142, 2.045229642, 2.042272456,
-)
-_Z975 = 1.959963984540054
-
-
-def _t975_expansion(df: float) -> float:
-    """Cornish-Fisher expansion of the t quantile around the normal one
-    (Abramowitz & Stegun 26.7.5); error < 1e-6 for df >= 30."""
-    z = _Z975
-    z2 = z * z
-    g1 = (z2 + 1.0) * z / 4.0
-    g2 = ((5.0 * z2 + 16.0) * z2 + 3.0) * z / 96.0
-    g3 = (((3.0 * z2 + 19.0) * z2 + 17.0) * z2 - 15.0) * z / 384.0
-    g4 = ((((79.0 * z2 + 776.0) * z2 + 1482.0) * z2 - 1920.0) * z2 - 945.0) * z / 92160.0
-    return z + g1 / df + g2 / df ** 2 + g3 / df ** 3 + g4 / df ** 4
-
-
-def t_quantile_975(df: float) -> float:
-    """The 0.975 quantile of Student's t with ``df`` degrees of freedom.
-
-    Exact table for integer df 1..30, the Cornish-Fisher expansion beyond,
-    ``1.959964`` for ``df = inf``.  Non-integer df below 30 is interpolated
-    linearly in ``1/df`` between table entries.  Raises for ``df < 1`` / NaN.
-    """
-    df = float(df)
-    if math.isnan(df) or df < 1.0:
-        raise ValueError(f"degrees of freedom must be >= 1, got {df}")
-    if math.isinf(df):
-        return _Z975
-    if df >= 30.0:
-        return _t975_expansion(df)
-    lo = math.floor(df)
-    if lo == df:
-        return _T975[lo - 1]
-    hi = lo + 1
-    w = (1.0 / lo - 1.0 / df) / (1.0 / lo - 1.0 / hi)
-    return (1.0 - w) * _T975[lo - 1] + w * _T975[hi - 1]
-
-
-def mean_ci(values: Iterable[float]) -> tuple[float, float]:
-    """Mean and half-width of the 95% Student-t interval of ``values``.
-
-    ``half = t_{0.975, n-1} * sd / sqrt(n)`` with ``sd`` using ddof=1.
-    Returns ``(nan, nan)`` for no values and ``(x, nan)`` for a single one.
-    """
-    x = np.asarray(list(values) if not isinstance(values, np.ndarray) else values,
-                   dtype=np.float64).reshape(-1)
-    n = x.shape[0]
-    if n == 0:
-        return float("nan"), float("nan")
-    mean = float(x.mean())
-    if n == 1:
-        return mean, float("nan")
-    sd = float(x.std(ddof=1))
-    return mean, t_quantile_975(n - 1) * sd / math.sqrt(n)
-
-
-def _betacf(a: float, b: float, x: float) -> float:
-    """Continued fraction of the regularized incomplete beta (Numerical Recipes 6.4)."""
-    tiny = 1e-300
-    qab, qap, qam = a + b, a + 1.0, a - 1.0
-    c, d = 1.0, 1.0 - qab * x / qap
-    d = 1.0 / (d if abs(d) > tiny else tiny)
-    h = d
-    for m in range(1, 400):
-        m2 = 2 * m
-        aa = m * (b - m) * x / ((qam + m2) * (a + m2))
-        d = 1.0 + aa * d
-        d = 1.0 / (d if abs(d) > tiny else tiny)
-        c = 1.0 + aa / c
-        c = c if abs(c) > tiny else tiny
-        h *= d * c
-        aa = -(a + m) * (qab + m) * x / ((a + m2) * (qap + m2))
-        d = 1.0 + aa * d
-        d = 1.0 / (d if abs(d) > tiny else tiny)
-        c = 1.0 + aa / c
-        c = c if abs(c) > tiny else tiny
-        de = d * c
-        h *= de
-        if abs(de - 1.0) < 1e-15:
-            break
-    return h
-
-
-def _betai(a: float, b: float, x: float) -> float:
-    if x <= 0.0:
-        return 0.0
-    if x >= 1.0:
-        return 1.0
-    lbt = (math.lgamma(a + b) - math.lgamma(a) - math.lgamma(b)
-           + a * math.log(x) + b * math.log1p(-x))
-    if x < (a + 1.0) / (a + b + 2.0):
-        return math.exp(lbt) * _betacf(a, b, x) / a
-    return 1.0 - math.exp(lbt) * _betacf(b, a, 1.0 - x) / b
-
-
-def t_pvalue(t: float, df: float) -> float:
-    """Two-sided p-value ``P(|T| >= |t|)`` of Student's t with ``df`` degrees of freedom.
-
-    NaN for NaN ``t``; ``df`` must be >= 1 (else ValueError).
-    """
-    df = float(df)
-    if math.isnan(df) or df < 1.0:
-        raise ValueError(f"degrees of freedom must be >= 1, got {df}")
-    t = float(t)
-    if math.isnan(t):
-        return float("nan")
-    if math.isinf(t):
-        return 0.0
-    return _betai(df / 2.0, 0.5, df / (df + t * t))
-
-
-def holm(pvalues: Sequence[float], alpha: float = HOLM_ALPHA) -> list[bool]:
-    """Holm's step-down rejections at family-wise level ``alpha`` (NaN p-values never reject
-    but count in the family, so adding an untestable pair never loosens the others)."""
-    p = [float(x) for x in pvalues]
-    m = len(p)
-    order = sorted(range(m), key=lambda i: (math.isnan(p[i]), p[i] if not math.isnan(p[i]) else 0.0, i))
-    out = [False] * m
-    for k, i in enumerate(order):
-        if math.isnan(p[i]) or p[i] > alpha / (m - k):
-            break
-        out[i] = True
-    return out
 
 
 # --------------------------------------------------------------------------
@@ -344,9 +132,6 @@ def deal_means(records: HandRecords, num_agents: int,
     with np.errstate(invalid="ignore", divide="ignore"):
         means = np.where(counts > 0, sums / np.maximum(counts, 1), np.nan)
     return means.reshape(n, num_agents)
-
-
-unit_means = deal_means  # the former name; the unit is now the deal
 
 
 def _hand_means(records: HandRecords, num_agents: int) -> np.ndarray:

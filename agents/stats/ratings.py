@@ -75,7 +75,7 @@ def fit_ratings(records: Any, num_agents: int, *, bootstrap: int = 200, seed: in
     """Plackett-Luce maximum-likelihood ratings over all hands, with deal-bootstrap intervals.
 
     Arguments:
-        records: ``agents.stats.estimators.HandRecords`` (uses ``deal``, ``agent`` [M, T] agent index
+        records: ``agents.stats.records.HandRecords`` (uses ``deal``, ``agent`` [M, T] agent index
             per team position, ``score`` [M, T]); rows may come in any order.
         num_agents: A; agent indices must lie in ``[0, A)``.
         bootstrap: number of bootstrap replicates (0: no intervals, they are NaN).
@@ -165,7 +165,7 @@ def _check_records(records: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     for name in _RECORD_FIELDS:
         if not hasattr(records, name):
             raise ValueError(
-                f"records must be agents.stats.estimators.HandRecords; it has no field {name!r}")
+                f"records must be agents.stats.records.HandRecords; it has no field {name!r}")
     try:
         agent = np.asarray(records.agent)
         score = np.asarray(records.score, dtype=np.float64)

@@ -16,6 +16,8 @@ from typing import Any
 
 import numpy as np
 
+from nertz_env.optional import require
+
 from .estimators import LEADERBOARD_FIELDS, PAIR_FIELDS, orient_pairs
 
 __all__ = [
@@ -192,6 +194,7 @@ def plot_leaderboard(rows: Sequence[dict], pairs: Sequence[dict], path: Any,
     ``*`` = raw 95% interval excludes 0, ``**`` = also Holm-significant).  Long titles wrap."""
     import textwrap
 
+    require("matplotlib", "matplotlib", "the leaderboard plot (leaderboard.png)")
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 

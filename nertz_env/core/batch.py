@@ -29,7 +29,7 @@ from .deal import deal_table, shuffle_decks
 from .legal import write_table_masks
 from .observe import observe_range, step_observe_range, write_seat_observation
 from .policies import pick_random_legal, write_policy_actions
-from .scoring import decide_winner, write_hand_scores
+from .scoring import decide_winner, relative_points_jit, write_hand_scores
 from .state import NertzState, Params, Scratch
 from .tick import step_table
 
@@ -314,11 +314,10 @@ def vec_step_range(st, prm, scr, masks, actions, priority, applied, learner_acti
         write_hand_scores(st, prm, e, cur_scores, e)
         mine = cur_scores[e, me] - prev_scores[e, me]
         if reward_kind == REWARD_RELATIVE and T > 1:
-            others = 0.0
+            total = 0.0               # (whole points in float64: sums are exact)
             for t in range(T):
-                if t != me:
-                    others += cur_scores[e, t] - prev_scores[e, t]
-            rewards[e] = mine - others / (T - 1)
+                total += cur_scores[e, t] - prev_scores[e, t]
+            rewards[e] = relative_points_jit(mine, total, T)
         else:
             rewards[e] = mine
         terminated[e] = 0

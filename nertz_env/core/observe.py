@@ -24,10 +24,12 @@ S H D C. Teams are seen from the seat's own team: opponent k is team (t + k) % n
 """
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 from numba import njit, prange
 
-from ..config import MAX_TEAMS
+from ..encoding import MAX_TEAMS
 from ..encoding import MAX_RIVER, NO_CARD, SRC_RIVER0
 from .chunks import chunk_bounds, n_chunks
 from .rules import stream_seat, suit
@@ -45,8 +47,8 @@ OFF_SELF = OFF_OPP + MAX_OPP * OPP_F                         # 783
 OBS_DIM = OFF_SELF + 8                                       # 791
 
 
-# Lookup tables for the per-element arithmetic of the writer (measured: the Lake segment's
-# divisions and Python-style modulos were half of a seat's observation time). Each holds the
+# Lookup tables for the per-element arithmetic of the writer (the Lake segment's divisions
+# and Python-style modulos dominated a seat's observation cost). Each holds the
 # float64 the formula gives, so the stored float32 is bit-identical to computing it.
 _RANK_F = np.array([(c % 13 + 1) / 13.0 for c in range(52)], dtype=np.float32)
 # _PER_TEAM[T, k] = k / T (piles waiting for a card, over the team count)
@@ -118,7 +120,7 @@ def write_seat_observation(st, prm, scr, e, s, obs, r):
     """obs[e, r, :] = what seat s of table e sees (scr.avail must describe the position: it
     does after every deal and tick, as the masks do). Works on one-table views of the arrays
     (free without reference counting): one index per access instead of three or four,
-    measured ~10% faster than indexing the batch arrays."""
+    cheaper than indexing the batch arrays (benchmarks/README.md)."""
     T = prm.n_teams
     R = prm.river_size
     t = prm.seat_team[s]
@@ -237,6 +239,55 @@ SUM_STATUS, SUM_TICK, SUM_HAND, SUM_APPLIED = 0, 1, 2, 3
 
 def summary_width(n_seats: int, n_teams: int) -> int:
     return SUM_APPLIED + n_seats + n_teams
+
+
+class TableSummary(NamedTuple):
+    """One table's summary row as plain Python numbers (one .tolist(): a one-table env's step)."""
+    status: int
+    tick: int
+    hand: int
+    applied: list                  # per seat, 1 = took effect
+    scores: list                   # R29 hand score per team
+
+
+class StepSummary:
+    """The one reader of Engine.step_observe's packed summary rows (int64 [B, width]): no
+    other module spells a SUM_ column. Properties are views of the engine's buffer, rewritten
+    by its next step_observe: copy what must outlive it."""
+    __slots__ = ("rows", "n_seats")
+
+    def __init__(self, rows: np.ndarray, n_seats: int):
+        self.rows, self.n_seats = rows, n_seats
+
+    @property
+    def status(self) -> np.ndarray:
+        """int64 [B]: encoding.PLAYING or how the hand ended."""
+        return self.rows[:, SUM_STATUS]
+
+    @property
+    def tick(self) -> np.ndarray:
+        return self.rows[:, SUM_TICK]
+
+    @property
+    def hand(self) -> np.ndarray:
+        return self.rows[:, SUM_HAND]
+
+    @property
+    def applied(self) -> np.ndarray:
+        """int64 [B, S]: 1 where the seat's move took effect this tick."""
+        return self.rows[:, SUM_APPLIED:SUM_APPLIED + self.n_seats]
+
+    @property
+    def scores(self) -> np.ndarray:
+        """int64 [B, T]: R29 hand scores after the tick."""
+        return self.rows[:, SUM_APPLIED + self.n_seats:]
+
+    def table(self, e: int) -> TableSummary:
+        """Table e's row as Python numbers."""
+        row = self.rows[e].tolist()
+        a = SUM_APPLIED + self.n_seats
+        return TableSummary(row[SUM_STATUS], row[SUM_TICK], row[SUM_HAND], row[SUM_APPLIED:a],
+                            row[a:])
 
 
 @njit(cache=True, error_model="numpy", _nrt=False)

@@ -1,16 +1,16 @@
 """Predicates and queries, one per rule (numba).
 
-Performance rules of this package (measured with numba 0.6x, see benchmarks/):
-- A call that is not inlined and passes the NertzState tuple (21 arrays) costs ~250 ns in
-  argument passing and reference counting, more than a whole seat's legal-move scan. So only
+Performance rules of this package (the numbers are in benchmarks/README.md):
+- A call that is not inlined and passes the NertzState tuple (21 arrays) costs more in
+  argument passing and reference counting than a whole seat's legal-move scan. So only
   the per-table entry points (write_table_masks, step_table, deal_table, ...) take `st`; every
   helper called per seat or per card takes the few arrays it reads, or is inline="always"
-  (scoring.write_hand_scores: 4 calls per table had cost 28x its arithmetic).
+  (scoring.write_hand_scores: its calls had cost far more than its arithmetic).
 - Every non-inlined, non-parallel kernel that does not allocate is compiled with `_nrt=False`
   (no reference counting): numba's NRT otherwise increments and decrements the reference
   count of every array it pulls out of the state tuples, an atomic operation on a counter
-  that both worker threads share. Measured on the vector env's step at 1,024 tables, one
-  thread: 3.6 ms -> 2.2 ms. A kernel that allocates cannot take the flag (numba refuses to
+  that every worker thread shares, a visible part of the vector env's step. A kernel that
+  allocates cannot take the flag (numba refuses to
   compile it, so the rule cannot silently break): the two whole-game loops of batch.py
   allocate their work rows and keep NRT; the per-table functions they call do not.
 """
@@ -28,7 +28,7 @@ _S30, _S27, _S31, _S11 = np.uint64(30), np.uint64(27), np.uint64(31), np.uint64(
 
 
 # Lookup tables instead of % and // (card ids are never negative where these are called):
-# measured ~3x faster in the legal-move scan.
+# the legal-move scan's main cost otherwise.
 _RANK = np.array([c % N_RANKS for c in range(52)], dtype=np.int64)
 _SUIT = np.array([c // N_RANKS for c in range(52)], dtype=np.int64)
 _RED = np.array([(c // N_RANKS) in (1, 2) for c in range(52)], dtype=np.bool_)

@@ -10,8 +10,7 @@ def write_hand_scores(st, prm, e, out, row):
     """out[row, t] = team t's hand score at table e (R29): own Lake cards, minus Nertz cards
     left, plus the share of the bonus, minus penalties. Inlined into the per-table loops and
     given the whole output array and a row, not a slice: a call that is not inlined, or a
-    slice, costs more than the arithmetic (rules.py; measured 0.37 ms -> 0.013 ms for 1,024
-    four-team tables)."""
+    slice, costs more than the arithmetic (benchmarks/README.md has the numbers)."""
     T = prm.n_teams
     k = 0
     for u in range(T):

@@ -11,7 +11,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ..actions import N_ACTIONS, STACK_MAX
+from .codec import N_ACTIONS, STACK_MAX
 from ..encoding import (COL_CAP, DECK, LAKE_PILES_PER_TEAM, N_RANKS, NERTZ_SIZE, NO_CARD,
                       STREAM_CAP)
 

@@ -15,7 +15,7 @@
    tick + 1; truncation at max_ticks (R26); masks of the new position are written.
 
 Steps 2 and 3 are written out inside step_table rather than in per-seat helpers that take the
-whole state: see rules.py for the measured reason.
+whole state: see rules.py for the reason.
 """
 from __future__ import annotations
 

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..config import RulesConfig
+from ..core.scoring import relative_points
 from ..core.state import cards_in_play, coerce_state
 from ..engine import Engine
 from ..table.games import MAX_HANDS, decide_winner
@@ -97,14 +98,13 @@ def team_rewards(reward: str, delta, win) -> list:
     """One float reward per team for one tick (the envs' Rewards docstring sections): delta
     the change of every team's R29 hand score (int array [T]), win the winning team of a game
     that just ended, else None. "score": delta; "relative": delta minus the mean of the other
-    teams'; "win": +1 for the winner, -1 for every other team, 0 before a game's end. (The
-    vector env computes the same inside numba: core/batch.py, tested against this.)"""
-    delta = np.asarray(delta)
-    T = delta.size
+    teams' (core/scoring.relative_points, also the vector kernel's); "win": +1 for the winner,
+    -1 for every other team, 0 before a game's end."""
+    delta, T = np.asarray(delta), np.size(delta)
     if reward == "score":
         return delta.astype(np.float64).tolist()
     if reward == "relative":                     # (RulesConfig: 2 teams or more)
-        return (delta - (delta.sum() - delta) / (T - 1)).tolist()
+        return relative_points(delta, delta.sum(), T).tolist()
     team = np.zeros(T)
     if win is not None:
         team[:] = -1.0

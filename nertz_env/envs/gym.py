@@ -139,11 +139,9 @@ import copy
 
 import gymnasium
 import numpy as np
-from gymnasium import spaces
 
-from ..actions import N_ACTIONS, check_action_id
+from ..actions import check_action_id
 from ..config import RulesConfig
-from ..core.observe import OBS_DIM
 from ..engine import Engine
 from .episode import (EPISODES, REWARDS, GameLedger, check_reward, checked_rng_state, env_config,
                       load_snapshot, take_snapshot, team_rewards)
@@ -151,6 +149,8 @@ from ..encoding import OVER_TRUNCATED, PLAYING
 from .opponents import FrozenPolicy, as_opponent, opponents_per_seat
 from .episode import check_options, check_rule_kwargs, check_seed, illegal_move_error
 from .render import render_rgb
+from .seats import PerRow, SeatDriver
+from .spaces import action_space, observation_space
 from ..table.table import Table
 
 __all__ = ["NertzGymEnv", "FrozenPolicy", "REWARDS", "EPISODES"]
@@ -183,8 +183,10 @@ class NertzGymEnv(gymnasium.Env):
         self.others = [s for s in range(config.num_seats) if s != self.learner_seat]
         self.opponents = self._check_opponents(opponents)
         self.engine = Engine(config, n_tables=1)
-        self.observation_space = spaces.Box(-1.0, 1.0, (OBS_DIM,), np.float32)
-        self.action_space = spaces.Discrete(N_ACTIONS)
+        self._driver = SeatDriver(self.engine)
+        self._rows_t = np.zeros(len(self.others), np.int64)     # every opponent row: table 0
+        self.observation_space = observation_space()
+        self.action_space = action_space()
         self._raise_illegal = config.illegal_move == "raise"
         # reward baseline, game totals/calls/hands (shared with the PettingZoo env: episode.py)
         self._game = GameLedger(config.num_teams, config.target_score, episode)
@@ -197,8 +199,8 @@ class NertzGymEnv(gymnasium.Env):
         if opponents is None:
             return None
         per_seat = opponents_per_seat(opponents, self.others)
-        acts = [as_opponent(spec, where) for spec, where in per_seat.values()]
-        return None if all(a is None for a in acts) else acts
+        acts = {s: as_opponent(spec, where) for s, (spec, where) in per_seat.items()}
+        return None if all(a is None for a in acts.values()) else acts
 
     # ------------------------------------------------------------------ Gymnasium API
     def reset(self, *, seed=None, options=None):
@@ -232,13 +234,18 @@ class NertzGymEnv(gymnasium.Env):
         acts = np.zeros((1, self.config.num_seats), np.int64)
         acts[0, self.learner_seat] = action
         if self.opponents is None:               # random legal: cannot fail
-            self._opponent_actions(acts)
-            applied = eng.step(acts)
+            self._random_legal_actions(acts)
+            applied = eng.step(acts, checked=True)
         else:                                    # agents may fail (a bad id, R31 "raise"):
             rng_state = self.np_random.bit_generator.state   # then the env is unchanged
             try:
-                self._opponent_actions(acts)
-                applied = eng.step(acts)
+                # every other seat in seat order (random-legal ones draw in that order); the
+                # ids (R31 included) are checked once there, the learner's above
+                self._driver.drive(self._rows_t, self.others,
+                                   PerRow(self.opponents, self.others, self._random_legal),
+                                   out=acts, illegal=SeatDriver.policy(self.config),
+                                   where="opponents")
+                applied = eng.step(acts, checked=True)
             except BaseException:
                 self.np_random.bit_generator.state = rng_state
                 raise
@@ -257,21 +264,15 @@ class NertzGymEnv(gymnasium.Env):
                 info["winner"] = out.win
         return self._obs(), reward, out.terminated, out.truncated, info
 
-    def _opponent_actions(self, acts) -> None:
+    def _random_legal(self, mask) -> int:
+        """A uniformly random legal move from this env's np_random (Wait if none)."""
+        legal = np.flatnonzero(mask)
+        return legal[self.np_random.integers(len(legal))] if len(legal) else 0
+
+    def _random_legal_actions(self, acts) -> None:
         masks = self.engine.masks[0]
-        if self.opponents is None:
-            for s in self.others:
-                legal = np.flatnonzero(masks[s])
-                acts[0, s] = legal[self.np_random.integers(len(legal))] if len(legal) else 0
-            return
-        obs = self.engine.observe()[0]
-        for s, act in zip(self.others, self.opponents):
-            if act is None:                      # random legal (a mapping left this seat out)
-                legal = np.flatnonzero(masks[s])
-                acts[0, s] = legal[self.np_random.integers(len(legal))] if len(legal) else 0
-            else:
-                acts[0, s] = check_action_id(act(obs[s].copy(), masks[s].copy()),
-                                             f"opponent at seat {s}")
+        for s in self.others:
+            acts[0, s] = self._random_legal(masks[s])
 
     def action_masks(self) -> np.ndarray:
         """Bool [N_ACTIONS]: the learner seat's legal moves now (MaskablePPO)."""

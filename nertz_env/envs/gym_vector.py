@@ -35,14 +35,11 @@ torch.
 from __future__ import annotations
 
 import numpy as np
-from gymnasium import spaces
 from gymnasium.vector import VectorEnv
-from gymnasium.vector.utils import batch_space
 
-from ..actions import N_ACTIONS
 from ..config import RulesConfig
-from ..core.observe import OBS_DIM
 from .learner_batch import attach
+from .spaces import vector_spaces
 from .episode import check_options, check_seed
 
 try:
@@ -59,10 +56,8 @@ class NertzGymVectorEnv(VectorEnv):
     def __init__(self, num_envs: int = 64, config: RulesConfig | None = None, seed=0,
                  learner_seat: int = 0, reward: str = "score", opponents=None, **rules):
         attach(self, num_envs, config, seed, learner_seat, reward, opponents, rules)
-        self.single_observation_space = spaces.Box(-1.0, 1.0, (OBS_DIM,), np.float32)
-        self.single_action_space = spaces.Discrete(N_ACTIONS)
-        self.observation_space = batch_space(self.single_observation_space, num_envs)
-        self.action_space = batch_space(self.single_action_space, num_envs)
+        (self.single_observation_space, self.single_action_space, self.observation_space,
+         self.action_space) = vector_spaces(num_envs)
         self._all_true = np.ones(num_envs, bool)
         self._dealt = False
 

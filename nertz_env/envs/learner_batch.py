@@ -17,32 +17,31 @@ learner's team (core/tick.py); under "ignore" it is a free Wait.
 
 Seats played from outside numba (`external`): a caller may mark other seats POLICY_EXTERNAL
 in `kinds` (per table, at any time) and set `external`, a callable
-`external(obs_rows, mask_rows, table_idx, seat_idx) -> ids`. Before each step's kernel, one
-numba call (core/batch.py tick_inputs_tuples) gathers the observation (float32 [n, OBS_DIM])
-and legal moves (bool [n, N_ACTIONS]) of every such seat of every table, table-major, and
-`external` is called once with all n rows; its ids (one integer id per row, checked as the
-learner's, R31 under "raise" included) are played by those seats in that step. With
-`external` None no seat is gathered and the step is the single kernel call.
+`external(obs_rows, mask_rows, table_idx, seat_idx) -> ids`. Before each step's kernel, the
+seat driver (envs/seats.py) gathers the observation (float32 [n, OBS_DIM]) and legal moves
+(bool [n, N_ACTIONS]) of every such seat of every table, table-major, in one numba call, and
+`external` is called once with all n rows; its ids (one integer id per row, checked once
+there, R31 under "raise" included) are played by those seats in that step. With `external`
+None no seat is gathered and the step is the single kernel call.
 """
 from __future__ import annotations
 
 import numpy as np
 
-from ..actions import N_ACTIONS, check_action_array
 from ..bot_specs import core_bot
 from ..config import RulesConfig
 from ..core.batch import (
     REWARD_RELATIVE,
     REWARD_SCORE,
-    tick_inputs_tuples,
     vec_step_observe_batch,
     vec_step_observe_range,
 )
 from ..core.observe import OBS_DIM
 from ..core.policies import POLICY_EXTERNAL, new_policy_arrays
 from ..engine import Engine
-from .episode import check_rule_kwargs, check_seed, env_config, illegal_move_error
+from .episode import check_rule_kwargs, check_seed, env_config
 from .opponents import opponents_per_seat
+from .seats import SeatDriver
 
 REWARDS = {"score": REWARD_SCORE, "relative": REWARD_RELATIVE}
 
@@ -122,8 +121,7 @@ class LearnerBatch:
         self.policy_rng = np.zeros(num_envs, np.uint64)
         self.actions = np.zeros(num_envs, np.int16)
         self.external = None               # the outside seats' callable (module docstring)
-        self._no_tables = np.zeros(0, np.int64)   # tick_inputs_tuples: no core bots to write
-        self._seat_obs = None
+        self._driver = SeatDriver(self.engine)
 
     def reset(self, seed=None) -> np.ndarray:
         """Deal every table (seed: restart the engine's generator; None: continue it); the
@@ -137,14 +135,10 @@ class LearnerBatch:
     def set_actions(self, actions) -> None:
         """The learner's ids for the next step, one per table (module docstring): checked
         before anything is written."""
-        a = check_action_array(actions, (self.num_envs,), "actions")
-        if self._raise_illegal:
-            masks = self.engine.masks[:, self.learner_seat]
-            bad = masks[np.arange(self.num_envs), a] == 0
-            if bad.any():
-                e = int(np.flatnonzero(bad)[0])
-                raise illegal_move_error(f"actions[{e}] (table {e})", int(a[e]), masks[e])
-        self.actions[:] = a
+        tables = np.arange(self.num_envs)
+        self.actions[:] = SeatDriver.check(actions, self.engine.masks[:, self.learner_seat],
+                                           tables, np.full_like(tables, self.learner_seat),
+                                           "actions", "raise" if self._raise_illegal else "engine")
 
     def step(self) -> np.ndarray:
         """One tick at every table with the actions set by set_actions; the new observations
@@ -166,31 +160,16 @@ class LearnerBatch:
 
     def _external_actions(self) -> None:
         """eng.actions of every POLICY_EXTERNAL seat but the learner's, from one call of
-        `external` over all their rows (module docstring)."""
+        `external` over all their rows (module docstring): envs/seats.py SeatDriver."""
         ext = self.kinds == POLICY_EXTERNAL
         ext[:, self.learner_seat] = False
         row_t, row_s = np.nonzero(ext)                  # table-major
-        n = row_t.size
-        if n == 0:
-            return
-        eng = self.engine
-        if self._seat_obs is None:
-            self._seat_obs = np.zeros((self.num_envs, 1, OBS_DIM), np.float32)
-        obs = np.empty((n, OBS_DIM), np.float32)         # fresh: the callee's to keep
-        masks = np.empty((n, N_ACTIONS), np.int8)
-        eng.run_tuples_kernel(tick_inputs_tuples, eng.masks, self.kinds, self.knobs,
-                              self.policy_rng, eng.actions, self._no_tables, self._seat_obs,
-                              row_t, row_s, obs, masks)
-        masks = masks.view(bool)
-        ids = check_action_array(self.external(obs, masks, row_t, row_s), (n,),
-                                 "external ids")
-        if self._raise_illegal:
-            bad = ~masks[np.arange(n), ids]
-            if bad.any():
-                k = int(np.flatnonzero(bad)[0])
-                raise illegal_move_error(f"external ids[{k}] (table {int(row_t[k])}, seat "
-                                         f"{int(row_s[k])})", int(ids[k]), masks[k])
-        eng.actions[row_t, row_s] = ids
+        # the vector kernel plays illegal ids by the rule (penalize/ignore) but never raises:
+        # under "raise" the driver does
+        self._driver.drive(row_t, row_s, lambda obs, masks: self.external(obs, masks, row_t,
+                                                                          row_s),
+                           illegal="raise" if self._raise_illegal else "engine",
+                           where="external ids")
 
     def observe(self) -> np.ndarray:
         return self.engine.observe(self.learner_seat)[:, 0].copy()

@@ -15,6 +15,7 @@ import numpy as np
 from numba import njit
 
 from ..actions import WAIT
+from ..optional import available
 
 ON_ILLEGAL = ("raise", "wait", "pass")
 
@@ -81,11 +82,13 @@ class FrozenPolicy:
             raise ValueError(f"FrozenPolicy({type(self.model).__name__}): predict returned "
                              f"{acts.dtype} {acts.shape}; expected {masks.shape[0]} integer "
                              f"action ids")
-        acts = acts.reshape(-1)
+        acts = acts.reshape(-1).astype(np.int64)
+        if self.on_illegal == "pass":             # the caller checks them, once (envs/seats.py)
+            return acts
         ok = (acts >= 0) & (acts < masks.shape[1])
         ok[ok] = masks[np.flatnonzero(ok), acts[ok]]
-        if ok.all() or self.on_illegal == "pass":
-            return acts.astype(np.int64)
+        if ok.all():
+            return acts
         row = int(np.flatnonzero(~ok)[0])
         if self.on_illegal == "raise":
             raise ValueError(f"FrozenPolicy({type(self.model).__name__}): predicted action id "
@@ -98,7 +101,6 @@ class FrozenPolicy:
                           f"action id ({int(acts[row])}); playing Wait instead "
                           f"(on_illegal='wait'; .illegal counts them). Warned once.",
                           RuntimeWarning, stacklevel=2)
-        acts = acts.astype(np.int64)
         acts[~ok] = WAIT
         return acts
 
@@ -111,22 +113,19 @@ def _direct_policy(model):
     """(policy, (observation size,), action count, torch, extract_features) when
     `model` is a PPO or MaskablePPO whose policy is the stock actor-critic MLP policy with a
     categorical head over a flat Box, else None (predict is used)."""
-    try:
-        from stable_baselines3 import PPO
-        from stable_baselines3.common.distributions import CategoricalDistribution
-        from stable_baselines3.common.policies import ActorCriticPolicy
-    except ImportError:
+    if not available("stable_baselines3"):
         return None
+    from stable_baselines3 import PPO
+    from stable_baselines3.common.distributions import CategoricalDistribution
+    from stable_baselines3.common.policies import ActorCriticPolicy
     kinds = {(PPO, ActorCriticPolicy, CategoricalDistribution)}
-    try:
+    if available("sb3_contrib"):
         from sb3_contrib import MaskablePPO
         from sb3_contrib.common.maskable.distributions import (
             MaskableCategoricalDistribution,
         )
         from sb3_contrib.common.maskable.policies import MaskableActorCriticPolicy
         kinds.add((MaskablePPO, MaskableActorCriticPolicy, MaskableCategoricalDistribution))
-    except ImportError:
-        pass
     policy = getattr(model, "policy", None)
     dist = getattr(policy, "action_dist", None)
     if (type(model), type(policy), type(dist)) not in kinds:

@@ -76,12 +76,12 @@ import operator
 from collections.abc import Mapping
 
 import numpy as np
-from gymnasium import logger, spaces
+from gymnasium import logger
 from pettingzoo import ParallelEnv
 
 from ..actions import N_ACTIONS, WAIT, check_action_id
 from ..config import RulesConfig
-from ..core.observe import OBS_DIM, SUM_APPLIED, SUM_HAND, SUM_STATUS, SUM_TICK
+from ..core.scoring import relative_points
 from ..core.state import NertzState
 from ..engine import Engine
 from .episode import (GameLedger, check_options, check_reward, check_rule_kwargs,
@@ -90,6 +90,7 @@ from .episode import (GameLedger, check_options, check_reward, check_rule_kwargs
 from ..table.games import MAX_HANDS
 from ..encoding import PLAYING
 from .render import render_rgb
+from .spaces import action_space, agent_observation_space, state_space
 from ..table.table import Table
 
 OBSERVATIONS = ("flat",)
@@ -101,7 +102,6 @@ _PETTINGZOO_PROBE = ("options",)
 
 # state(): every state array but the generator key (rng), then the game's totals and calls
 _STATE_FIELDS = tuple(f for f in NertzState._fields if f != "rng")
-_BIG = float(np.finfo(np.float32).max)
 _INT_ONLY = frozenset({int})              # the fast path's action types: plain ints only
 _ACTION_IDS = frozenset(range(N_ACTIONS))  # ... and values
 
@@ -137,15 +137,13 @@ class NertzParallelEnv(ParallelEnv):
         self._agent_team = {a: config.seat_team[s] for a, s in self._seat.items()}
         self._sizes = config.sizes
         # one object per agent, returned by every call (PettingZoo's checkers compare identity)
-        self.observation_spaces = {a: spaces.Dict({
-            "observation": spaces.Box(-1.0, 1.0, (OBS_DIM,), np.float32),
-            "action_mask": spaces.Box(0, 1, (N_ACTIONS,), np.int8),
-        }) for a in self.possible_agents}
-        self.action_spaces = {a: spaces.Discrete(N_ACTIONS) for a in self.possible_agents}
-        self.state_space = _state_space(self._engine.state)
+        self.observation_spaces = {a: agent_observation_space() for a in self.possible_agents}
+        self.action_spaces = {a: action_space() for a in self.possible_agents}
+        self.state_space = state_space(self._engine.state, _STATE_FIELDS, MAX_HANDS)
 
         self._applied = [0] * S                   # per seat: 1 = the last tick applied its move
         self._wait_ids = [WAIT] * S
+        self._ids = np.zeros((1, S), np.int64)   # step's ids, handed to the engine
         # per agent, precomputed once: (agent, seat, team, (role in even hands, in odd hands))
         self._rows = [(a, s, self._agent_team[a],
                        (self._role(s, self._agent_team[a], 0), self._role(s, self._agent_team[a], 1)))
@@ -204,21 +202,19 @@ class NertzParallelEnv(ParallelEnv):
             self._check_legal(ids)
         eng = self._engine
         # tick, R29 scores, every seat's view and mask (fresh arrays) in one engine call; the
-        # ids are validated above, so they go in through step_observe's trusted form
-        eng.actions[0] = ids
-        summary, obs, masks = eng.step_observe()
-        row = summary[0].tolist()
+        # ids are validated above (checked=True: not again)
+        self._ids[0] = ids
+        summary, obs, masks = eng.step_observe(self._ids, checked=True)
+        row = summary.table(0)
         arrays = (*obs[0], *masks[0])             # per seat: observation rows, then mask rows
-        # row: status, tick, hand, applied[S], scores[T]
-        S = self._n_seats
-        self._applied = row[SUM_APPLIED:SUM_APPLIED + S]   # 1 = applied (infos give bools)
-        scores = row[SUM_APPLIED + S:]
-        if row[SUM_STATUS] == PLAYING:            # the common step: the hand goes on
+        self._applied = row.applied               # 1 = applied (infos give bools)
+        scores = row.scores
+        if row.status == PLAYING:                 # the common step: the hand goes on
             team_rewards = self._game.playing_delta(scores)
             if self.reward != "score":
                 team_rewards = self._playing_rewards(team_rewards)
             terminated = truncated = False
-            tick, hand = row[SUM_TICK], row[SUM_HAND]
+            tick, hand = row.tick, row.hand
         else:                                     # hand/game end, next hand (episode.py)
             out = self._game.after_tick(eng, scores)
             terminated, truncated = out.terminated, out.truncated
@@ -280,7 +276,7 @@ class NertzParallelEnv(ParallelEnv):
         T = self.config.num_teams
         if self.reward == "relative":
             total = sum(delta)
-            return [d - (total - d) / (T - 1) for d in delta]
+            return [relative_points(d, total, T) for d in delta]
         return [0.0] * T                          # "win": nothing before a game's end
 
     def _team_rewards(self, delta, win) -> list:
@@ -405,16 +401,3 @@ class NertzParallelEnv(ParallelEnv):
     def __str__(self) -> str:
         return "nertz_v0"
 
-
-def _state_space(state: NertzState) -> spaces.Box:
-    """Bounds of state(): each array's dtype range, then unbounded-ish game totals/calls."""
-    lows, highs = [], []
-    for name in _STATE_FIELDS:
-        arr = getattr(state, name)[0]
-        info = np.iinfo(arr.dtype)
-        lows.append(np.full(arr.size, info.min, np.float32))
-        highs.append(np.full(arr.size, info.max, np.float32))
-    T = state.callers.shape[1]
-    lows += [np.full(T, -_BIG, np.float32), np.zeros(T, np.float32)]
-    highs += [np.full(T, _BIG, np.float32), np.full(T, MAX_HANDS, np.float32)]
-    return spaces.Box(np.concatenate(lows), np.concatenate(highs), dtype=np.float32)

@@ -28,17 +28,18 @@ num_envs=rows)`), needing neither SB3 nor torch, and `NertzSelfPlayVecEnv`
 from __future__ import annotations
 
 import numpy as np
-from gymnasium import spaces
-from gymnasium.vector.utils import batch_space
 
-from ..actions import N_ACTIONS, check_action_array
+from ..actions import N_ACTIONS
 from ..core.batch import deal_range
-from ..core.observe import OBS_DIM, SUM_APPLIED, SUM_HAND, SUM_STATUS, observe_range
+from ..core.observe import OBS_DIM, observe_range
+from ..core.scoring import relative_points
 from ..engine import Engine
 from ..encoding import OVER_TRUNCATED, PLAYING
-from .episode import check_rule_kwargs, check_seed, env_config, illegal_move_error
+from .episode import check_rule_kwargs, check_seed, env_config
 from .gym_vector import NertzGymVectorEnv
 from .learner_batch import REWARDS
+from .seats import SeatDriver
+from .spaces import action_space, observation_space, vector_spaces
 
 _OWN_ARGS = ("n_tables", "config", "seed", "reward")
 
@@ -78,29 +79,24 @@ class SelfPlayBatch:
 
     def set_actions(self, actions) -> None:
         """One id per row for the next step, checked before anything is written."""
-        a = check_action_array(actions, (self.num_envs,), "actions")
-        if self._raise_illegal:
-            masks = self.engine.masks.reshape(self.num_envs, N_ACTIONS)
-            bad = masks[np.arange(self.num_envs), a] == 0
-            if bad.any():
-                r = int(np.flatnonzero(bad)[0])
-                raise illegal_move_error(f"actions[{r}] (table {self.row_table[r]}, seat "
-                                         f"{self.row_seat[r]})", int(a[r]), masks[r])
-        self.actions[:] = a
+        self.actions[:] = SeatDriver.check(actions,
+                                           self.engine.masks.reshape(self.num_envs, N_ACTIONS),
+                                           self.row_table, self.row_seat, "actions",
+                                           "raise" if self._raise_illegal else "engine")
 
     def step(self) -> np.ndarray:
         """One tick at every table with every row's action; the new observations (float32
         [num_envs, OBS_DIM], fresh). rewards / terminated / truncated / final_scores /
         final_obs hold the step's results, per row (final_* only where a hand ended)."""
         eng, S = self.engine, self.config.num_seats
-        eng.actions[:] = self.actions.reshape(self.n_tables, S)     # checked in set_actions
-        summary, obs, _ = eng.step_observe()
-        scores = summary[:, SUM_APPLIED + S:]
+        summary, obs, _ = eng.step_observe(self.actions.reshape(self.n_tables, S),
+                                           checked=True)              # (set_actions checked)
+        scores = summary.scores
         team = scores - self.prev
         if self.relative:
-            team = team - (team.sum(axis=1, keepdims=True) - team) / (team.shape[1] - 1)
+            team = relative_points(team, team.sum(axis=1, keepdims=True), team.shape[1])
         self.rewards[:] = team[self.row_table, self.row_team]
-        status = summary[:, SUM_STATUS]
+        status = summary.status
         self.prev[:] = scores
         done = status != PLAYING
         self.truncated[:] = (status == OVER_TRUNCATED)[self.row_table]
@@ -110,7 +106,7 @@ class SelfPlayBatch:
             self.final_scores[rows] = scores[self.row_table[rows]]
             self.final_obs[rows, 0] = obs[done].reshape(-1, OBS_DIM)
             self.prev[done] = 0
-            hands = (summary[:, SUM_HAND] + 1).astype(np.int32)
+            hands = (summary.hand + 1).astype(np.int32)
             # a serial pass over the tables (no prange variant takes `which` and a seeded
             # shuffle): it deals only the finished ones, from each table's own generator
             eng.run_kernel(deal_range, None, done.astype(np.int8), eng.scratch.decks, hands,
@@ -141,8 +137,8 @@ def attach_selfplay(env, n_tables, config, seed, reward, rules) -> None:
     env.config, env.engine, env.n_tables = config, env.batch.engine, env.batch.n_tables
     env.num_envs, env.render_mode = env.batch.num_envs, None
     env.row_table, env.row_seat = env.batch.row_table, env.batch.row_seat
-    env.observation_space = spaces.Box(-1.0, 1.0, (OBS_DIM,), np.float32)
-    env.action_space = spaces.Discrete(N_ACTIONS)
+    env.observation_space = observation_space()
+    env.action_space = action_space()
 
 
 class NertzSelfPlayGymVectorEnv(NertzGymVectorEnv):
@@ -152,10 +148,8 @@ class NertzSelfPlayGymVectorEnv(NertzGymVectorEnv):
     def __init__(self, n_tables: int = 16, config=None, seed=0, reward: str = "score",
                  **rules):
         attach_selfplay(self, n_tables, config, seed, reward, rules)
-        self.single_observation_space = self.observation_space
-        self.single_action_space = self.action_space
-        self.observation_space = batch_space(self.single_observation_space, self.num_envs)
-        self.action_space = batch_space(self.single_action_space, self.num_envs)
+        (self.single_observation_space, self.single_action_space, self.observation_space,
+         self.action_space) = vector_spaces(self.num_envs)
         self._all_true = np.ones(self.num_envs, bool)
         self._dealt = False
 

@@ -1,6 +1,7 @@
-"""The learner's spaces and a stand-in env that has only them: enough to build or save an SB3
-model (a shipped model's shape, a benchmark's untrained network, a test's fixture) without
-dealing a table or compiling a kernel."""
+"""Every env's observation and action spaces, built here only (single seat, PettingZoo agent,
+vector batches, the PettingZoo state), and a stand-in env that has only the learner's: enough
+to build or save an SB3 model (a shipped model's shape, a benchmark's untrained network, a
+test's fixture) without dealing a table or compiling a kernel. Imports no env."""
 from __future__ import annotations
 
 import gymnasium as gym
@@ -18,6 +19,42 @@ def observation_space() -> gym.spaces.Box:
 def action_space() -> gym.spaces.Discrete:
     """The action ids of nertz_env/actions.py."""
     return gym.spaces.Discrete(N_ACTIONS)
+
+
+def agent_observation_space() -> gym.spaces.Dict:
+    """A PettingZoo agent's observation: {"observation": observation_space(), "action_mask":
+    its legal moves as int8 0/1}."""
+    return gym.spaces.Dict({
+        "observation": observation_space(),
+        "action_mask": gym.spaces.Box(0, 1, (N_ACTIONS,), np.int8),
+    })
+
+
+def vector_spaces(num_envs: int) -> tuple:
+    """(single observation, single action, batched observation, batched action) spaces of a
+    Gymnasium VectorEnv with num_envs rows."""
+    from gymnasium.vector.utils import batch_space
+    obs, act = observation_space(), action_space()
+    return obs, act, batch_space(obs, num_envs), batch_space(act, num_envs)
+
+
+_BIG = float(np.finfo(np.float32).max)
+
+
+def state_space(state, fields, max_hands: int) -> gym.spaces.Box:
+    """Bounds of the PettingZoo env's state(): each of table 0's arrays `fields` of `state`
+    (a NertzState) at its dtype's range, then the game's totals (unbounded-ish) and Nertz
+    calls (0..max_hands) per team."""
+    lows, highs = [], []
+    for name in fields:
+        arr = getattr(state, name)[0]
+        info = np.iinfo(arr.dtype)
+        lows.append(np.full(arr.size, info.min, np.float32))
+        highs.append(np.full(arr.size, info.max, np.float32))
+    T = state.callers.shape[1]
+    lows += [np.full(T, -_BIG, np.float32), np.zeros(T, np.float32)]
+    highs += [np.full(T, _BIG, np.float32), np.full(T, max_hands, np.float32)]
+    return gym.spaces.Box(np.concatenate(lows), np.concatenate(highs), dtype=np.float32)
 
 
 class SpacesOnlyEnv(gym.Env):

@@ -23,18 +23,17 @@ and "ignore" as in RULES.md R31. `set_options` takes no keys (this env has no re
 from __future__ import annotations
 
 import numpy as np
-from gymnasium import spaces
 
-from ..actions import N_ACTIONS
 from ..config import RulesConfig
-from ..core.observe import OBS_DIM
 from ..engine import Engine
+from ..optional import available
 from .learner_batch import attach
+from .spaces import action_space, observation_space
 from .episode import check_options, check_seed
 
-try:                                   # SB3 is an optional extra ([train])
+if available("stable_baselines3"):     # SB3 is an optional extra ([train])
     from stable_baselines3.common.vec_env.base_vec_env import VecEnv as _VecEnvBase
-except ImportError:                    # pragma: no cover - exercised without the extra
+else:                                  # pragma: no cover - exercised without the extra
     _VecEnvBase = object
 
 
@@ -45,8 +44,8 @@ class NertzVecEnv(_VecEnvBase):
     def __init__(self, num_envs: int = 64, config: RulesConfig | None = None, seed=0,
                  learner_seat: int = 0, reward: str = "score", opponents=None, **rules):
         attach(self, num_envs, config, seed, learner_seat, reward, opponents, rules)
-        self.observation_space = spaces.Box(-1.0, 1.0, (OBS_DIM,), np.float32)
-        self.action_space = spaces.Discrete(N_ACTIONS)
+        self.observation_space = observation_space()
+        self.action_space = action_space()
         self._next_seed = check_seed(seed)          # the next reset's only (module docstring)
         self._dealt = False
         self._start_episodes()

@@ -1,7 +1,7 @@
 """Showing a replay: in the terminal (a frame as text, a small command loop to step, jump
 and search events) and as an animation (GIF with Pillow, MP4 with imageio-ffmpeg) from the
 environments' rgb_array picture (envs/render.py). Every view reads Replay.frames(), so the
-terminal, the HTML viewer (viewer.py) and the animations show the same ticks.
+terminal, the HTML viewer (html.py) and the animations show the same ticks.
 
 The command loop reads lines (not raw keys), so it works the same in a terminal and with
 input piped in (tests): Enter or n next tick, p previous, j N jump to tick N, / TEXT the next
@@ -13,6 +13,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
+
+from ..optional import require
 
 HELP = ("keys: Enter/n next tick, p previous, j N jump to tick N, / TEXT next event with "
         "TEXT (call, burn, conflict, illegal), ? TEXT previous such event, e list events, "
@@ -138,21 +140,14 @@ def write_animation(replay, path, hand: int = 0, every: int = 1, fps: float = 10
     if suffix not in (".gif", ".mp4"):
         raise ValueError(f"{str(path)!r}: an animation is a .gif or an .mp4 file")
     if suffix == ".mp4":
-        try:
-            import imageio.v2 as imageio
-            import imageio_ffmpeg  # noqa: F401  (the ffmpeg binary imageio writes MP4 with)
-        except ImportError:
-            raise ValueError("an MP4 needs imageio and imageio-ffmpeg (pip install imageio "
-                             "imageio-ffmpeg); a .gif needs only Pillow") from None
+        imageio = require("imageio.v2", "video", "an MP4 (a .gif needs only Pillow)")
+        require("imageio_ffmpeg", "video", "an MP4 (the ffmpeg binary imageio writes it with)")
         path.parent.mkdir(parents=True, exist_ok=True)
         with imageio.get_writer(path, fps=fps, macro_block_size=1) as w:
             for img in rgb_frames(replay, hand, every, scale):
                 w.append_data(img)
         return path
-    try:
-        from PIL import Image
-    except ImportError:
-        raise ValueError("a GIF needs Pillow (pip install pillow)") from None
+    Image = require("PIL.Image", "pillow", "a GIF")
     images = [Image.fromarray(np.ascontiguousarray(img)) for img in
               rgb_frames(replay, hand, every, scale)]
     path.parent.mkdir(parents=True, exist_ok=True)

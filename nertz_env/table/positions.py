@@ -16,7 +16,7 @@ from ..core.state import allocate_state, copy_table
 from ..encoding import (COL_CAP, DECK, LAKE_PILES_PER_TEAM, N_RANKS, NERTZ_SIZE, OVER_NERTZ,
                      OVER_TRUNCATED, PLAYING, STREAM_CAP, is_red, parse_card, rank_of, suit_of)
 
-INT32_MAX = 2**31 - 1      # tick, ready, hand, turnovers, burns, penalties are int32 (layout.py)
+INT32_MAX = 2**31 - 1      # tick, ready, hand, turnovers, burns, penalties are int32 (core/state.py)
 
 LAYOUT_KEYS = {"lake", "teams", "tick", "hand", "ready", "turnovers", "burns", "penalties",
                "callers"}

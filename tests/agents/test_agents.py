@@ -7,6 +7,7 @@ import pytest
 
 from agents import STYLES, make_agent
 from agents.registry import split_specs
+from nertz_env.bot_specs import core_bot
 from agents.base import Agent
 from agents.bots import KNOB_NAMES, RandomAgent, ScoredAgent, knob_vector
 from agents.python_policies import choose_action
@@ -136,6 +137,31 @@ def test_make_agent_errors_name_the_problem(spec, words):
         make_agent(spec)
     if isinstance(spec, str) and spec.strip():
         assert repr(spec.strip()) in str(exc.value)                  # names the spec
+
+
+CORE_SPECS = ["random", "greedy", "heuristic", "heuristic:style=lake-rush",
+              "heuristic:style=cautious,withhold_stream=keep,flip=20", "heuristic:k_flip=-3"]
+
+
+@pytest.mark.parametrize("spec", CORE_SPECS)
+def test_make_agent_reads_core_specs_as_the_core_does(spec):
+    """One parser (nertz_env/bot_specs.py): make_agent's bot plays the core's kind and knobs
+    and carries its name."""
+    agent = make_agent(spec)
+    kind, knobs, name = core_bot(spec)
+    assert agent.name == name
+    assert agent.core_policy()[0] == kind
+    assert agent.core_policy()[1].tolist() == knobs.tolist()
+
+
+@pytest.mark.parametrize("spec", ["heuristic:style=wild", "heuristic:flip=x", "greedy:flip=2",
+                                  "random:x=1", "heuristic:fast", "heuristic:style=greedy"])
+def test_make_agent_and_the_core_refuse_core_specs_alike(spec):
+    with pytest.raises(ValueError) as ours:
+        make_agent(spec)
+    with pytest.raises(ValueError) as core:
+        core_bot(spec)
+    assert str(ours.value) == str(core.value)
 
 
 @pytest.mark.parametrize("seed", [-1, 1.5, "3", True])

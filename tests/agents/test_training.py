@@ -1,6 +1,7 @@
-"""agents/training/run.py: the warm start's labels and accuracy, the league's per-table opponents,
-checkpoints that resume to the same next update, the evaluation callback, the config JSON
-and the argument checks. Tiny configs: small nets, few tables, short hands."""
+"""agents/training/ (config, league, imitation, evaluation, checkpoints, run) and the
+`nertz train` parser (agents/cli/train.py): the warm start's labels and accuracy, the league's
+per-table opponents, checkpoints that resume to the same next update, the evaluation callback,
+the config JSON and the argument checks. Tiny configs: small nets, few tables, short hands."""
 import argparse
 import copy
 import dataclasses
@@ -13,21 +14,25 @@ import pytest
 pytest.importorskip("sb3_contrib")
 torch = pytest.importorskip("torch")
 
-from agents.training import run as training
+from stable_baselines3.common.callbacks import BaseCallback
+
+from agents import training
+from agents.cli import train as train_cli
 from agents.python_policies import choose_action
-from agents.training.run import (
+from agents.training import run as training_run
+from agents.training.config import TrainConfig
+from agents.training.imitation import (
     Teacher,
-    TrainConfig,
     behaviour_clone,
-    build_model,
     collect_teacher_data,
     imitation_accuracy,
-    league_of,
-    make_env,
     policy_choices,
     split_holdout,
 )
+from agents.training.league import league_of, make_env
+from agents.training.run import build_model
 from nertz_env.bot_specs import core_bot
+from nertz_env.core.scoring import relative_points
 from nertz_env.core.policies import POLICY_RANDOM, POLICY_SCORED
 
 
@@ -87,13 +92,18 @@ def test_league_opponents_are_drawn_per_table_and_redrawn_per_hand(tmp_path):
     assert np.array_equal(kinds == POLICY_SCORED, league.table_entry == 1)
     first = league.table_entry.copy()
     episodes = 0
+    relative = np.zeros(2)                   # per entry: the learner team's relative points
     for _ in range(60):
         masks = env.env_method("action_masks")
+        drew = league.table_entry.copy()
         _, _, dones, infos = env.step(np.array([np.flatnonzero(m)[-1] for m in masks]))
         for e in np.flatnonzero(dones):
             assert "episode" in infos[e] and "opponent" in infos[e]        # VecMonitor's
+            sc = np.asarray(infos[e]["final_scores"], np.float64)
+            relative[drew[e]] += relative_points(sc[0], sc.sum(), 2)
             episodes += 1
     assert episodes > 0 and league.hands.sum() == episodes
+    assert np.array_equal(league.rel_sum, relative) and relative.any()
     assert not np.array_equal(first, league.table_entry)
     assert np.array_equal(league.batch.kinds[:, 1] == POLICY_SCORED, league.table_entry == 1)
     # the entry the learner beats least is drawn most
@@ -106,6 +116,20 @@ def test_league_opponents_are_drawn_per_table_and_redrawn_per_hand(tmp_path):
         league.set_entries([])
     with pytest.raises(ValueError, match=r"entries\[0\].*snapshots|not supported"):
         league.set_entries([object()])
+
+
+def test_importing_training_and_the_train_parser_loads_neither_torch_nor_sb3():
+    """`nertz --help` builds the train parser (TrainConfig's fields): importing the training
+    package must not wait for torch or stable-baselines3."""
+    import subprocess
+    import sys
+    code = ("import sys, argparse, agents.training\n"
+            "from agents.cli import train\n"
+            "train.add_parser(argparse.ArgumentParser().add_subparsers())\n"
+            "print(sorted(m for m in ('torch', 'stable_baselines3', 'sb3_contrib', 'tqdm',\n"
+            "                         'tensorboard') if m in sys.modules))\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]", out.stdout + out.stderr
 
 
 def test_league_weights():
@@ -121,7 +145,6 @@ def test_checkpoint_resumes_to_the_same_next_update(tmp_path):
     (and numpy's generator by A's at that moment: it draws the minibatches), so its first
     update must give A's parameters and optimizer state exactly."""
     cfg = tiny(tmp_path, checkpoint_every=128, timesteps=256)
-    BaseCallback = training._callbacks_base()
     seen = {}
 
     class Capture(BaseCallback):
@@ -235,18 +258,18 @@ def test_bad_arguments_are_one_line_value_errors(tmp_path, field, value):
 
 def test_cli_arguments_build_the_config(tmp_path):
     ap = argparse.ArgumentParser()
-    training.add_train_parser(ap.add_subparsers())
+    train_cli.add_parser(ap.add_subparsers())
     args = ap.parse_args(["train", "--out", str(tmp_path / "r"), "--opponents",
                           "greedy,heuristic:style=cautious,flip=20", "--net-arch", "32,32",
                           "--no-tensorboard", "--max-ticks", "200", "--reward", "score"])
-    cfg = training.config_from_args(args)
+    cfg = train_cli.config_from_args(args)
     assert cfg.opponents == ["greedy", "heuristic:style=cautious,flip=20"]
     assert cfg.net_arch == [32, 32] and cfg.tensorboard is False and cfg.max_ticks == 200
     assert cfg.reward == "score" and cfg.timesteps == TrainConfig().timesteps
-    assert args.func is training.cmd_train
+    assert args.func is train_cli.cmd_train
     bad = ap.parse_args(["train", "--net-arch", "32,x"])
     with pytest.raises(ValueError, match="net_arch"):
-        training.config_from_args(bad)
+        train_cli.config_from_args(bad)
 
 
 def test_one_seat_among_copies_at_four_teams(tmp_path):
@@ -272,7 +295,7 @@ def test_tensorboard_and_episode_returns(tmp_path, monkeypatch):
                 "league/weight/" + training.BEST_HEURISTIC):
         assert tag in tags, tag
     said = []
-    monkeypatch.setattr(training, "tensorboard_available", lambda: False)
+    monkeypatch.setattr(training_run, "tensorboard_available", lambda: False)
     training.train(tiny(tmp_path, out=str(tmp_path / "r2"), tensorboard=True), log=said.append)
     assert not (tmp_path / "r2" / "tb").exists()
     assert any("tensorboard is not installed" in s for s in said)
@@ -371,7 +394,6 @@ def test_snapshots_join_the_league_and_resume_with_the_checkpoint(tmp_path):
     rows = [json.loads(line)["against"] for line in (run / "eval.jsonl").read_text().splitlines()]
     assert "league:snapshot:step_128" in rows                 # evaluated like every entry
     seen = {}
-    BaseCallback = training._callbacks_base()
 
     class Look(BaseCallback):
         def _on_training_start(self):

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from agents.cli import main
-from agents.arena.experiment import (ExperimentSpec, _plan, effect_interval, load_spec,
+from agents.arena.experiment import (ExperimentSpec, cell_plan, effect_interval, load_spec,
                                outcome_values, run_experiment, spec_from_dict)
 from agents.stats.estimators import HandRecords
 from agents.arena.tournament import run_tournament
@@ -49,12 +49,12 @@ def test_a_weak_treatment_is_found_worse_in_its_own_seat():
 
 def test_one_seat_design_puts_the_focal_agent_at_every_position_once():
     for teams in (2, 3, 4, 6):
-        plan = _plan(spec(treatments={"a": KEEP, "b": "greedy"},
+        plan = cell_plan(spec(treatments={"a": KEEP, "b": "greedy"},
                           opponents=["greedy+heuristic:style=river-builder"], teams=[teams]),
                      spec(teams=[teams]).cells()[0])
         K = 2
-        assert len(plan["seats"]) == K + 1                        # every treatment + baseline
-        for focal, seats in enumerate(plan["seats"]):
+        assert len(plan.seats) == K + 1                        # every treatment + baseline
+        for focal, seats in enumerate(plan.seats):
             assert len(seats) == teams == len(set(seats))
             where = [s.index(focal) for s in seats]
             assert sorted(where) == list(range(teams))           # every position once
@@ -63,7 +63,7 @@ def test_one_seat_design_puts_the_focal_agent_at_every_position_once():
                 assert all(a > K for a in s if a != focal)       # the rest are opponents
         # the opponents sit in the same order relative to the focal seat in every lineup
         rel = {tuple(s[(s.index(f) + j) % teams] for j in range(teams))[1:]
-               for f, seats in enumerate(plan["seats"]) for s in seats}
+               for f, seats in enumerate(plan.seats) for s in seats}
         assert len(rel) == 1
 
 

@@ -76,7 +76,10 @@ def test_a_worker_that_dies_is_replaced_and_the_result_does_not_change(local_ray
     import numpy as np
 
     from agents.registry import make_agent
-    from agents.arena.tournament import _NoBar, play_deals, play_deals_ray, seatings
+    from agents.arena.distributed import play_deals_ray
+    from agents.arena.play import MatchPlan, Roster, play_deals
+    from agents.arena.progress import NoBar
+    from agents.arena.seatings import seatings
     from nertz_env import RulesConfig
 
     marker = str(tmp_path / "die-once")
@@ -85,25 +88,20 @@ def test_a_worker_that_dies_is_replaced_and_the_result_does_not_change(local_ray
     def dies_once(*args):
         import os
 
-        from agents.arena.tournament import _ray_block
+        from agents.arena.distributed import ray_block
         try:
             os.remove(marker)              # the one task that removes it dies
         except FileNotFoundError:
-            return _ray_block(*args)
+            return ray_block(*args)
         os._exit(1)                        # the worker process is gone mid-task
 
-    cfg, specs, seed = RulesConfig(num_teams=2), ["greedy", "heuristic"], 8
-    seats = [seatings((0, 1))]
-    objs = [make_agent(s) for s in specs]
-    core = [a.core_policy() for a in objs]
-    want = play_deals(cfg, objs, ["greedy", "heuristic"], core, seats, seed, 0, 9, "hands", 1,
-                      64, _NoBar())
-    got = play_deals_ray(cfg, specs, seats, seed, 0, 9, "hands", 1, 64, _NoBar(),
-                         block_deals=3, task_body=dies_once)
+    specs = ["greedy", "heuristic"]
+    plan = MatchPlan(RulesConfig(num_teams=2), [seatings((0, 1))], 8, "hands", 1, 64)
+    want = play_deals(plan, Roster.of([make_agent(s) for s in specs]), 0, 9, NoBar())
+    got = play_deals_ray(plan, specs, 0, 9, NoBar(), block_deals=3, task_body=dies_once)
     assert not os.path.exists(marker)                      # the kill did happen
-    order = np.lexsort((got[2], got[1], got[0]))
-    for a, b in zip(want, got):
-        assert np.array_equal(a, b[order])
+    for a, b in zip(want, got.sorted()):
+        assert np.array_equal(a, b)
 
 
 def test_a_busy_worker_killed_from_outside_changes_nothing(local_ray, tmp_path):
@@ -117,7 +115,10 @@ def test_a_busy_worker_killed_from_outside_changes_nothing(local_ray, tmp_path):
     import numpy as np
 
     from agents.registry import make_agent
-    from agents.arena.tournament import _NoBar, play_deals, play_deals_ray, seatings
+    from agents.arena.distributed import play_deals_ray
+    from agents.arena.play import MatchPlan, Roster, play_deals
+    from agents.arena.progress import NoBar
+    from agents.arena.seatings import seatings
     from nertz_env import RulesConfig
 
     pidfile = str(tmp_path / "busy-worker.pid")
@@ -126,25 +127,22 @@ def test_a_busy_worker_killed_from_outside_changes_nothing(local_ray, tmp_path):
         import os
         import time
 
-        from agents.arena.tournament import _ray_block
+        from agents.arena.distributed import ray_block
         try:
             fd = os.open(pidfile, os.O_CREAT | os.O_EXCL | os.O_WRONLY)
         except FileExistsError:            # the retry, and every other block
-            return _ray_block(*args)
+            return ray_block(*args)
         os.write(fd, str(os.getpid()).encode())
         os.close(fd)
         time.sleep(120)                    # busy until the driver kills this process
-        return _ray_block(*args)
+        return ray_block(*args)
 
-    cfg, specs, seed = RulesConfig(num_teams=2), ["greedy", "heuristic"], 9
-    seats = [seatings((0, 1))]
-    objs = [make_agent(s) for s in specs]
-    core = [a.core_policy() for a in objs]
-    want = play_deals(cfg, objs, specs, core, seats, seed, 0, 8, "hands", 1, 64, _NoBar())
+    specs = ["greedy", "heuristic"]
+    plan = MatchPlan(RulesConfig(num_teams=2), [seatings((0, 1))], 9, "hands", 1, 64)
+    want = play_deals(plan, Roster.of([make_agent(s) for s in specs]), 0, 8, NoBar())
     got = []
     run = threading.Thread(target=lambda: got.append(play_deals_ray(
-        cfg, specs, seats, seed, 0, 8, "hands", 1, 64, _NoBar(), block_deals=2,
-        task_body=busy_once)))
+        plan, specs, 0, 8, NoBar(), block_deals=2, task_body=busy_once)))
     run.start()
     deadline = time.time() + 60
     while not (os.path.exists(pidfile) and os.path.getsize(pidfile)) and time.time() < deadline:
@@ -154,6 +152,5 @@ def test_a_busy_worker_killed_from_outside_changes_nothing(local_ray, tmp_path):
     os.kill(pid, signal.SIGKILL)
     run.join(120)
     assert not run.is_alive() and got, "the run did not finish after the kill"
-    order = np.lexsort((got[0][2], got[0][1], got[0][0]))
-    for a, b in zip(want, got[0]):
-        assert np.array_equal(a, b[order])
+    for a, b in zip(want, got[0].sorted()):
+        assert np.array_equal(a, b)

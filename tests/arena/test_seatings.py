@@ -1,4 +1,4 @@
-"""Balanced seatings (agents/arena/tournament.py, seatings()): every deal is played at distinct
+"""Balanced seatings (agents/arena/seatings.py, seatings()): every deal is played at distinct
 seatings; over a deal's seatings every agent holds every team position equally often and
 every ordered pair of distinct agents sits at every ordered pair of distinct positions
 equally often (exact, no bound needed: the design's group is 2-transitive)."""
@@ -11,7 +11,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from agents.arena.tournament import make_lineups, position_group, run_tournament, seatings
+from agents.arena.seatings import make_lineups, position_group, seatings
+from agents.arena.tournament import run_tournament
 from nertz_env import RulesConfig
 
 

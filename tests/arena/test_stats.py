@@ -25,7 +25,6 @@ from agents.stats.estimators import (
     paired_differentials,
     t_pvalue,
     t_quantile_975,
-    unit_means,
 )
 
 
@@ -225,7 +224,7 @@ def test_leaderboard_agent_at_two_positions():
     assert by["double"]["rating"] > by["single"]["rating"]
     assert math.isnan(by["absent"]["rating"]) and by["absent"]["units"] == 0
     assert rows[0]["agent"] == "double"
-    um = unit_means(rec, 3)
+    um = deal_means(rec, 3)
     assert um.shape == (20, 3) and np.isnan(um[:, 2]).all()
     (p,) = paired_differentials(rec, ["double", "single", "absent"])
     assert p["units"] == 20 and p["diff"] == pytest.approx(3.0, abs=0.6)
@@ -313,7 +312,7 @@ def test_all_lineups_of_a_deal_form_one_unit():
     rec.deal[:] = np.concatenate([np.arange(7).repeat(3), np.arange(7).repeat(3)])
     (ab, *_) = paired_differentials(rec, list("abcd"))
     assert (ab["a"], ab["b"], ab["units"]) == ("a", "b", 7)   # 2 lineups x 7 deals = 7 units
-    assert deal_means(rec, 4).shape == (7, 4) and unit_means is deal_means
+    assert deal_means(rec, 4).shape == (7, 4)
     # per deal: mean over the 6 hands of both lineups of (a - b)
     ag, sc = rec.agent, rec.score
     d_ab = (sc * (ag == 0)).sum(1) - (sc * (ag == 1)).sum(1)
@@ -328,8 +327,21 @@ def test_all_lineups_of_a_deal_form_one_unit():
 @pytest.mark.parametrize("t,df", [(0.5, 3), (2.1, 10), (-3.0, 29), (1.96, 1000), (10.0, 2),
                                   (0.0, 5), (40.0, 1)])
 def test_t_pvalue_matches_scipy(t, df):
-    sst = pytest.importorskip("scipy.stats")
+    sst = _scipy_stats()
     assert t_pvalue(t, df) == pytest.approx(2 * sst.t.sf(abs(t), df), rel=1e-9, abs=1e-15)
+
+
+@pytest.mark.parametrize("df", [1, 2, 3, 7, 15, 29, 30, 31, 45, 100, 1000, 10**6])
+def test_t_quantile_matches_scipy(df):
+    """The table (df <= 30, 9 decimals) and the Cornish-Fisher expansion beyond it."""
+    assert t_quantile_975(df) == pytest.approx(_scipy_stats().t.ppf(0.975, df), abs=2e-6)
+
+
+def _scipy_stats():
+    """scipy.stats, a [test] requirement: a missing scipy fails these cross-checks (with the
+    pip line), it never skips them."""
+    from nertz_env.optional import require
+    return require("scipy.stats", "test", "the statistics' cross-checks")
 
 
 def test_t_pvalue_edges():

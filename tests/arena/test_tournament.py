@@ -10,7 +10,8 @@ import pytest
 from agents import make_agent
 from agents.base import Agent
 from agents.stats.estimators import paired_differentials
-from agents.arena.tournament import deal_keys, make_lineups, run_tournament
+from agents.arena.deals import deal_keys
+from agents.arena.tournament import make_lineups, run_tournament
 from nertz_env import RulesConfig
 from nertz_env.core.batch import deal_bots_range
 from nertz_env.engine import Engine
@@ -103,7 +104,8 @@ def test_games_keep_the_pairing_in_every_hand():
     """Games mode: hand h of a game is played with the priority key of (deal, h) whatever
     the earlier hands drew, so each hand of every seating equals that hand replayed alone
     (hand 0 always did; later hands used to go on with the game's generator)."""
-    from agents.arena.tournament import hand_keys, seatings
+    from agents.arena.deals import hand_keys
+    from agents.arena.seatings import seatings
     from nertz_env.core.batch import play_bots_batch, play_bots_range
     from nertz_env.core.policies import new_policy_arrays
 
@@ -331,24 +333,24 @@ def test_compile_notice_only_without_cache_files(tmp_path, monkeypatch, capsys):
     there)."""
     import numba
 
-    from agents.arena import tournament
+    from agents.arena import progress
     from nertz_env.core.batch import play_bots_range
 
     monkeypatch.setattr(numba.config, "CACHE_DIR", str(tmp_path))
-    assert not tournament.kernel_cached(play_bots_range)
+    assert not progress.kernel_cached(play_bots_range)
     run_tournament("random,greedy", teams=2, deals=2, seed=0, progress=True)
-    assert tournament.COMPILE_NOTICE in capsys.readouterr().err
+    assert progress.COMPILE_NOTICE in capsys.readouterr().err
     run_tournament("random,greedy", teams=2, deals=2, seed=0, progress=False)
-    assert tournament.COMPILE_NOTICE not in capsys.readouterr().err
+    assert progress.COMPILE_NOTICE not in capsys.readouterr().err
     py = play_bots_range.py_func
-    (folder,) = tournament.numba_cache_dirs(py.__code__.co_filename)
+    (folder,) = progress.numba_cache_dirs(py.__code__.co_filename)
     Path(folder).mkdir(parents=True)
     name = (f"batch.play_bots_range-{py.__code__.co_firstlineno}"
             f".py{sys.version_info[0]}{sys.version_info[1]}.nbi")
     (Path(folder) / name).write_bytes(b"")
-    assert tournament.kernel_cached(play_bots_range)
+    assert progress.kernel_cached(play_bots_range)
     run_tournament("random,greedy", teams=2, deals=2, seed=0, progress=True)
-    assert tournament.COMPILE_NOTICE not in capsys.readouterr().err
+    assert progress.COMPILE_NOTICE not in capsys.readouterr().err
 
 
 # ---------------------------------------------------------------------------- precision
@@ -424,7 +426,7 @@ def test_precision_cap_names_the_unmet_pairs(mode, config, tmp_path):
 
 
 def test_precision_default_cap_and_block_sizes():
-    from agents.arena.tournament import next_deals
+    from agents.arena.precision import next_deals
 
     res = run_tournament("random,greedy", config=SMALL, deals=2, seed=1, progress=False,
                          precision=1e-6)
@@ -449,3 +451,18 @@ def test_precision_default_cap_and_block_sizes():
 def test_bad_precision_arguments_are_value_errors(kw, words):
     with pytest.raises(ValueError, match=words):
         run_tournament(["random", "greedy"], progress=False, config=SMALL, deals=4, **kw)
+
+
+def test_hands_csv_is_csv_whatever_the_agent_names(tmp_path):
+    """hands.csv goes through the csv module: a name with a comma and quotes reads back."""
+    import csv
+
+    odd = make_agent("greedy")
+    odd.name = 'say "hi", greedy'
+    res = run_tournament([odd, "random"], teams=2, deals=2, seed=0, progress=False)
+    res.write(tmp_path, plot=False)
+    with open(tmp_path / "hands.csv", newline="") as fh:
+        rows = list(csv.DictReader(fh))
+    assert len(rows) == len(res.records)
+    assert {r["agent_0"] for r in rows} | {r["agent_1"] for r in rows} == {odd.name, "random"}
+    assert [int(r["ticks"]) for r in rows] == res.ticks.tolist()

@@ -34,18 +34,19 @@ def test_tournament_rule_variants_reach_the_config(tmp_path):
     assert not (tmp_path / "leaderboard.png").exists()
 
 
-def test_hands_is_a_deprecated_name_of_deals(tmp_path, capsys):
-    """--hands N (the old name) plays N deals like --deals N, with a one-line note."""
+def test_deals_sets_the_deals_and_hands_is_gone(tmp_path, capsys):
+    """--deals N plays N deals per lineup; --hands, its removed old name, is refused."""
     base = ["tournament", "--agents", "greedy,heuristic", "--teams", "3", "--seed", "2",
             "--quiet", "--no-plot"]
-    assert main(base + ["--hands", "2", "--out", str(tmp_path / "old")]) == 0
-    out, err = capsys.readouterr()
-    assert err.strip() == "nertz: note: --hands is deprecated, use --deals (deals per lineup)"
-    assert "x 2 deals x 6 seatings = 12 hands" in out
     assert main(base + ["--deals", "2", "--out", str(tmp_path / "new")]) == 0
-    assert capsys.readouterr().err == ""
-    for name in ("results.json", "hands.csv"):
-        assert (tmp_path / "old" / name).read_bytes() == (tmp_path / "new" / name).read_bytes()
+    out, err = capsys.readouterr()
+    assert "x 2 deals x 6 seatings = 12 hands" in out and err == ""
+    res = json.loads((tmp_path / "new" / "results.json").read_text())
+    assert res["deals_per_lineup"] == 2 and res["hands_played"] == 12
+    with pytest.raises(SystemExit) as exc:
+        main(base + ["--hands", "2"])
+    assert exc.value.code == 2
+    assert "unrecognized arguments: --hands 2" in capsys.readouterr().err
 
 
 def test_precision_plays_blocks_and_names_the_unmet_pairs(tmp_path, capsys):
@@ -99,6 +100,23 @@ def test_play_and_game_run(capsys):
     assert main(["game", "--teams", "2", "--games", "2", "--target", "20", "--json"]) == 0
     games = json.loads(capsys.readouterr().out)
     assert len(games) == 2
+
+
+def test_game_seats_core_bots(capsys):
+    """--agents: one spec per seat reaches the games (the heuristic's seat wins them); the
+    default is random legal play, and saying random changes nothing."""
+    base = ["game", "--teams", "2", "--games", "6", "--target", "100", "--seed", "4"]
+    assert main(base + ["--agents", "heuristic:style=river-builder,random", "--json"]) == 0
+    assert [g["winner"] for g in json.loads(capsys.readouterr().out)] == [0] * 6
+    assert main(base + ["--agents", "random,heuristic"]) == 0
+    last = capsys.readouterr().out.splitlines()[-1]
+    assert last.startswith("6 game(s) of play by seat 0 random, seat 1 heuristic in ")
+    assert main(base + ["--json"]) == 0
+    default = capsys.readouterr().out
+    assert main(base + ["--agents", "random", "--json"]) == 0
+    assert capsys.readouterr().out == default
+    assert main(base) == 0
+    assert "6 game(s) of random legal play in " in capsys.readouterr().out
 
 
 def test_tournament_help_explains_precision(capsys):

@@ -101,7 +101,7 @@ BAD = [                                           # (argv, a word the message mu
     (T + ["--deals", "0"], "--deals"), (T + ["--deals=-5"], "--deals"),
     (T + ["--deals", "1"], "--deals"), (T + ["--deals", "x"], "--deals"),
     (T + ["--deals", f"{10**30}"], "--deals"), (T + ["--hands", "1"], "--hands"),
-    (T + ["--hands", "3", "--deals", "4"], "old name of --deals"),
+    (T + ["--hands", "3", "--deals", "4"], "unrecognized arguments: --hands 3"),
     (T + ["--precision", "0"], "--precision"), (T + ["--precision=-0.5"], "--precision"),
     (T + ["--precision", "x"], "--precision"), (T + ["--precision", "nan"], "--precision"),
     (T + ["--precision", "inf"], "--precision"), (T + ["--precision"], "--precision"),
@@ -124,6 +124,12 @@ BAD = [                                           # (argv, a word the message mu
     (["game", "--games", "0"], "--games"), (["game", "--games=-1"], "--games"),
     (["game", "--games", f"{10**30}"], "--games"), (["game", "--target", "0"], "target_score"),
     (["game", "--max-ticks", "abc"], "--max-ticks"),
+    (["game", "--agents", "chess"], "--agents: bot 'chess': unknown kind 'chess'"),
+    (["game", "--agents", "random,heuristic:style=wild"], "style 'wild'"),
+    (["game", "--agents", "heuristic:flip=x"], "flip='x'"),
+    (["game", "--agents", "ppo:m.zip"], "unknown kind 'ppo'"),
+    (["game", "--teams", "2", "--agents", "random,greedy,random"], "one per seat (2 seats)"),
+    (["game", "--agents", ""], "at least one agent"),
     (["bogus"], "COMMAND"),
 ]
 
@@ -234,7 +240,7 @@ def test_fuzzed_speeds(speeds, teams):
 def test_first_run_says_numba_is_compiling(tmp_path):
     """With numba's cache empty (NUMBA_CACHE_DIR: a new folder) the first tournament prints
     the compile notice on stderr; the second, with the cache filled, does not. (Compiles the
-    serial tournament kernel once, about 40 s.)"""
+    serial tournament kernel once: slow, hence the mark.)"""
     env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path / "numba"))
     argv = [sys.executable, "-m", "agents", "tournament", "--agents", "random,greedy",
             "--teams", "2", "--deals", "2", "--no-plot"]

@@ -22,8 +22,15 @@ import nertz_env
 from nertz_env import Engine, RulesConfig, nertz_v0
 from nertz_env.core.batch import vec_step_batch, vec_step_range
 from nertz_env.envs.learner_batch import LearnerBatch
+from nertz_env.envs.seats import SeatDriver
 
 pytestmark = pytest.mark.filterwarnings("ignore:Observation is not a NumPy array:UserWarning")
+
+
+def rows_of(out):
+    """Copies of a step_observe's summary rows, obs and masks."""
+    summary, obs, masks = out
+    return [summary.rows.copy(), obs.copy(), masks.copy()]
 
 
 def random_legal(rng, masks):
@@ -35,7 +42,7 @@ def random_legal(rng, masks):
 @pytest.mark.parametrize("parallel", [False, True])
 def test_engine_step_observe_matches_step_scores_observe(parallel):
     cfg = RulesConfig(num_teams=3, max_ticks=40, illegal_move="penalize")
-    engs = [Engine(cfg, n_tables=6, seed=11, parallel=parallel) for _ in range(3)]
+    engs = [Engine(cfg, n_tables=6, seed=11, parallel=parallel) for _ in range(4)]
     for e in engs:
         e.reset()
     rng = np.random.default_rng(0)
@@ -49,15 +56,26 @@ def test_engine_step_observe_matches_step_scores_observe(parallel):
         summary = np.column_stack([st.status, st.tick, st.hand, ref_applied,
                                    engs[0].hand_scores()])
         ref = (summary, engs[0].observe().copy(), engs[0].masks)
-        checked = [x.copy() for x in engs[1].step_observe(acts, prio)]
-        engs[2].actions[:] = acts                          # the trusted path (validated outside)
-        trusted = engs[2].step_observe(None, prio)
-        for got in (checked, trusted):
+        checked = rows_of(engs[1].step_observe(acts, prio))
+        engs[2].actions[:] = acts                          # the older form: ids already written
+        older = rows_of(engs[2].step_observe(None, prio))
+        told = rows_of(engs[3].step_observe(acts.astype(np.int16), prio, checked=True))
+        for got in (checked, older, told):
             for a, b in zip(ref, got):
                 np.testing.assert_array_equal(a, b)
         again = engs[2].step_observe(None)                 # obs and masks: fresh every call
-        assert again[1] is not trusted[1] and again[2] is not trusted[2]
-        assert not np.shares_memory(again[2], engs[2].masks)
+        assert again.obs is not older[1] and again.masks is not older[2]
+        assert not np.shares_memory(again.masks, engs[2].masks)
+        named = engs[3].step_observe(acts, checked=True).summary    # the named view
+        st3 = engs[3].state
+        for got, want in ((named.status, st3.status), (named.tick, st3.tick),
+                          (named.hand, st3.hand), (named.applied, engs[3].applied),
+                          (named.scores, engs[3].hand_scores())):
+            np.testing.assert_array_equal(got, want)
+        row = named.table(5)
+        assert (row.status, row.tick, row.hand) == (st3.status[5], st3.tick[5], st3.hand[5])
+        assert row.applied == engs[3].applied[5].tolist()
+        assert row.scores == engs[3].hand_scores()[5].tolist()
         engs[0].step(acts)                                 # (keep the twins in step)
         engs[1].step_observe(acts)
         for e in engs:                                     # a given order is for one tick
@@ -83,6 +101,11 @@ def test_step_observe_keeps_the_checks():
     eng.actions[:] = acts
     with pytest.raises(ValueError, match="illegal move at table 1"):   # trusted ids: R31 still
         eng.step_observe()
+    # checked=True: the caller did every check (SeatDriver.check under SeatDriver.policy, an
+    # env's per-agent check), so R31 runs once, there; the engine then checks nothing again
+    with pytest.raises(ValueError, match=r"ids\[1\] \(table 1, seat 0\).*R31"):
+        SeatDriver.check(acts[:, 0], eng.masks[:, 0].astype(bool), np.arange(2), np.zeros(2, int),
+                         "ids", SeatDriver.policy(eng.config))
     with pytest.raises(ValueError, match="out of range"):
         eng.step_observe(np.full((2, eng.config.num_seats), 322))
     with pytest.raises(ValueError, match="priority"):
@@ -104,9 +127,9 @@ def test_engines_survive_pickle_and_parallel_switch():
     rng = np.random.default_rng(0)
     for _ in range(20):
         acts = random_legal(rng, eng.masks)
-        want = [x.copy() for x in eng.step_observe(acts)]
+        want = rows_of(eng.step_observe(acts))
         for other in (twin, switched):
-            for x, y in zip(want, other.step_observe(acts)):
+            for x, y in zip(want, rows_of(other.step_observe(acts))):
                 np.testing.assert_array_equal(x, y)
 
 
@@ -244,3 +267,12 @@ def test_no_refcount_recycling_nor_private_numba_api():
                        for n in names):
                     found.append(f"{where} import {names}")
     assert not found, found
+
+
+def test_the_summary_columns_are_read_in_one_place():
+    """SUM_* columns are spelled only in core/observe.py (StepSummary reads them by name)."""
+    root = Path(__file__).resolve().parents[2]
+    spelled = [str(p.relative_to(root)) for d in ("nertz_env", "agents", "benchmarks", "train")
+               for p in (root / d).rglob("*.py")
+               if "SUM_" in p.read_text() and p.name != "observe.py"]
+    assert spelled == []

@@ -43,7 +43,7 @@ def run_engine(seed: int, start: threading.Barrier | None = None) -> list:
         actions = _choose(keys, eng.masks)
         if t % 2:
             summary, obs, _ = eng.step_observe(actions)
-            applied.append(summary.copy())
+            applied.append(summary.rows.copy())
         else:
             applied.append(eng.step(actions).copy())
     return [*(a.copy() for a in eng.state), obs, eng.observe().copy(), *applied]

@@ -451,6 +451,23 @@ def test_illegal_move_raise_before_the_opponents_act():
         env.step(0)                                       # a legal move still plays
 
 
+def test_an_illegal_opponent_move_follows_the_tables_r31():
+    """An opponent's in-range but illegal id: under illegal_move="raise" a ValueError naming
+    the opponents' row and seat (R31, checked once by the seat driver) and nothing changes;
+    under "penalize" its team pays the penalty."""
+    cheat = lambda obs, mask: int(np.flatnonzero(mask == 0)[0])      # noqa: E731
+    env = NertzGymEnv(num_teams=2, illegal_move="raise", opponents=[cheat])
+    env.reset(seed=0)
+    before = env.get_state()
+    with pytest.raises(ValueError, match=r"opponents\[0\] \(table 0, seat 1\).*R31"):
+        env.step(0)
+    assert same(env.get_state(), before)
+    env = NertzGymEnv(num_teams=2, illegal_move="penalize", opponents=[cheat])
+    env.reset(seed=0)
+    env.step(0)
+    assert env.engine.state.penalties[0].tolist() == [0, 1]
+
+
 def test_a_broken_opponent_changes_nothing():
     """An opponent's bad id is a ValueError naming its seat; the env's generator (drawn by the
     random-legal seats that acted first) is restored."""

@@ -11,9 +11,11 @@ import urllib.request
 
 import pytest
 
-from agents.human.server import PlayServer, PlaySession, play_terminal
+from agents.human.server import PlayServer
+from agents.human.session import PlaySession
+from agents.human.terminal import play_terminal
 from nertz_env.config import RulesConfig
-from nertz_env.replay.format import Replay
+from nertz_env.replay import Replay
 
 # seed 1 at two teams deals seat 0 an ace on River column 0 (AD): R18 makes river0>lake its
 # only card move, so every other card move is refused by a named rule

@@ -13,7 +13,7 @@ import pytest
 
 from nertz_env.config import RulesConfig
 from nertz_env.engine import Engine
-from nertz_env.replay.format import Recorder, Replay
+from nertz_env.replay import Recorder, Replay
 from nertz_env.replay.html import write_html
 
 REQUIRED = os.environ.get("NERTZ_REQUIRE_CLIENTS") == "1"
@@ -153,7 +153,8 @@ def test_viewer_jumps_to_the_next_event(page, recorded):
 
 # ---------------------------------------------------------------------- the play page
 def test_play_page_click_drag_and_refusal(page, tmp_path):
-    from agents.human.server import PlayServer, PlaySession
+    from agents.human.server import PlayServer
+    from agents.human.session import PlaySession
     # seed 1: seat 0's River column 0 holds AD, which R18 sends to the Lake first
     sess = PlaySession(RulesConfig(num_teams=2, max_ticks=2000), against="heuristic", seed=1,
                        replay_out=tmp_path / "p.nertz.json.gz")
@@ -193,7 +194,8 @@ def test_play_page_click_drag_and_refusal(page, tmp_path):
 
 
 def test_play_page_shows_the_final_scores(page, tmp_path):
-    from agents.human.server import PlayServer, PlaySession
+    from agents.human.server import PlayServer
+    from agents.human.session import PlaySession
     sess = PlaySession(RulesConfig(num_teams=2, max_ticks=12), against="greedy", seed=1,
                        replay_out=tmp_path / "f.nertz.json.gz")
     srv = PlayServer(sess, tick_ms=30).start()

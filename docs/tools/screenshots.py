@@ -1,10 +1,11 @@
 """The README's pictures of the replay viewer and the play page, taken in headless Chromium.
 
-    python benchmarks/screenshots.py [--out docs/img] [--chromium /usr/bin/chromium]
+    python docs/tools/screenshots.py [--out docs/img] [--chromium /usr/bin/chromium]
 
 writes viewer.png (a recorded hand of three bots, scrubbed to a tick with a conflict or a
 burn when there is one) and play.png (the play page: the person at seat 0 against two bots,
-a card selected and a refused move's rule shown). Needs Playwright and a Chromium.
+a card selected and a refused move's rule shown). Needs Playwright and a Chromium, and
+nertz-env installed (pip install -e .): it runs from the repository root as a script.
 """
 from __future__ import annotations
 
@@ -17,11 +18,12 @@ from pathlib import Path
 
 import numpy as np
 
-from agents.human.server import PlayServer, PlaySession
+from agents.human.server import PlayServer
+from agents.human.session import PlaySession
 from agents.registry import make_agent
 from nertz_env.config import RulesConfig
 from nertz_env.engine import Engine
-from nertz_env.replay.format import Recorder
+from nertz_env.replay import Recorder
 from nertz_env.replay.html import write_html
 
 VIEWPORT = {"width": 1100, "height": 960}

@@ -1,0 +1,364 @@
+"""The play loops: every table of a block of deals, played to its end, into raw columns.
+
+- play_deals plays deals d_lo..d_hi-1 of every lineup at every seating of a MatchPlan, in
+  batches of plan.batch_tables tables, and returns a Block (one row per table, in (lineup,
+  deal, seating) order); deal d's numbers depend on (seed, d) only (agents/arena/deals.py).
+- Hand numbers: in `hands` mode deal d plays hand number d % 2, so two-player teams meet
+  both role assignments (R4); in `games` mode every deal is a whole game (R30) from hand 0.
+- Agents that live in the core (random, greedy, heuristic styles) are played entirely
+  inside numba (play_core: play_bots_batch); any other agent (ppo:...) makes the batch go
+  through play_python, which drives the ticks from Python and batches `act_batch` over every
+  table where the agent sits. Both loops give the same numbers for the same bots
+  (tests/arena/test_tournament.py). play_python checks every agent output once
+  (agent_actions), and the Engine's `step` applies R31 to it (illegal_move: raise names the
+  agent; penalize or ignore play on).
+
+Owns no statistics, no files and no executor: records.py turns a Block into hand records,
+distributed.py runs play_deals on Ray workers.
+"""
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass
+from typing import NamedTuple
+
+import numpy as np
+
+from nertz_env.config import RulesConfig
+from nertz_env.core.batch import deal_bots_range, play_bots_batch, play_bots_range
+from nertz_env.core.policies import POLICY_EXTERNAL, new_policy_arrays
+from nertz_env.engine import Engine
+from nertz_env.envs.seats import SeatDriver
+from nertz_env.replay import Recorder
+from nertz_env.table.games import decide_winner
+
+from .deals import DealKeys, policy_keys
+
+
+@dataclass(frozen=True)
+class MatchPlan:
+    """What every block of deals of one run shares (picklable: Ray tasks get it whole)."""
+    config: RulesConfig
+    seats: list
+    """per lineup: its seatings (agents/arena/seatings.py), each a tuple of agent indices"""
+    seed: int
+    mode: str
+    """"hands" (one hand per deal) or "games" (a whole game per deal)"""
+    max_hands: int
+    """hands a table's record holds: 1 in hands mode, max_game_hands in games mode"""
+    batch_tables: int = 2048
+    """tables played by one call of a play loop"""
+
+    @property
+    def tables_per_deal(self) -> int:
+        return sum(len(s) for s in self.seats)
+
+
+class Roster(NamedTuple):
+    """The agents of a run as the play loops use them, by agent index."""
+    agents: list           # Agent objects
+    names: list            # their names in messages and replays
+    core: list             # per agent: core_policy() (kind, knobs), or None: driven from Python
+
+    @classmethod
+    def of(cls, agents, names=None) -> "Roster":
+        """A roster of Agent objects; names default to their (made unique) names."""
+        if names is None:
+            names = unique_names([getattr(a, "name", type(a).__name__) for a in agents])
+        core = [a.core_policy() if hasattr(a, "core_policy") else None for a in agents]
+        return cls(list(agents), list(names), core)
+
+
+class Tables(NamedTuple):
+    """One batch of tables for a play loop, one row per table (S seats)."""
+    seat_agent: np.ndarray   # int64 [n, S] agent index at each seat
+    kinds: np.ndarray        # core policy kind of each seat; POLICY_EXTERNAL: from Python
+    knobs: np.ndarray        # core policy knobs of each seat
+    policy_rng: np.ndarray   # uint64 [n] random bots' generators (advanced in place)
+    deal_keys: np.ndarray    # uint64 [n] deck keys (core/batch.py shuffle_deal)
+    hand_keys: np.ndarray    # uint64 [n, H] priority key of each hand
+    first_hand: np.ndarray   # int64 [n] hand number of the table's first hand (R4 roles)
+
+
+class HandResults(NamedTuple):
+    """What a play loop writes per table (n tables, H hands, T teams)."""
+    scores: np.ndarray       # int64 [n, H, T] score of each hand (R29)
+    hands: np.ndarray        # int64 [n] hands played
+    calls: np.ndarray        # int8  [n, H, T] 1 where the team called Nertz
+    winner: np.ndarray       # int64 [n] the game's winner (games mode), -1 undecided
+    ticks: np.ndarray        # int64 [n, H] ticks of each hand
+
+    @classmethod
+    def zeros(cls, n: int, H: int, T: int) -> "HandResults":
+        return cls(np.zeros((n, H, T), np.int64), np.zeros(n, np.int64),
+                   np.zeros((n, H, T), np.int8), np.full(n, -1, np.int64),
+                   np.zeros((n, H), np.int64))
+
+    def rows(self, lo: int, hi: int) -> "HandResults":
+        """Views of tables lo..hi-1 (a loop writing them writes these arrays)."""
+        return HandResults(*(a[lo:hi] for a in self))
+
+
+class Block(NamedTuple):
+    """The raw columns of the tables of a block of deals, one row per table."""
+    lineup: np.ndarray       # int64 [M]
+    deal: np.ndarray         # int64 [M]
+    seating: np.ndarray      # int64 [M] index in seatings(lineup) (the records' rotation)
+    agent_at: np.ndarray     # int64 [M, T] agent at each team position
+    scores: np.ndarray       # HandResults' columns, per table
+    hands: np.ndarray
+    calls: np.ndarray
+    winner: np.ndarray
+    ticks: np.ndarray
+
+    @classmethod
+    def concat(cls, parts) -> "Block":
+        return cls(*(np.concatenate(c) for c in zip(*parts)))
+
+    def sorted(self) -> "Block":
+        """The rows in (lineup, deal, seating) order."""
+        order = np.lexsort((self.seating, self.deal, self.lineup))
+        return Block(*(c[order] for c in self))
+
+
+def unique_names(names) -> list:
+    """names with repeats numbered: greedy, greedy#2, ..."""
+    seen, out = {}, []
+    for nm in names:
+        k = seen.get(nm, 0)
+        seen[nm] = k + 1
+        out.append(nm if k == 0 else f"{nm}#{k + 1}")
+    return out
+
+
+def seat_policies(seat_agent, core, n_seats) -> tuple:
+    """(kinds, knobs) of each seat of each table: the core policy of the agent there, or
+    POLICY_EXTERNAL for an agent driven from Python."""
+    kinds, knobs = new_policy_arrays(seat_agent.shape[0], n_seats)
+    for i, c in enumerate(core):
+        where = seat_agent == i
+        if c is None:
+            kinds[where] = POLICY_EXTERNAL
+        else:
+            kinds[where] = c[0]
+            knobs[where] = c[1]
+    return kinds, knobs
+
+
+def make_tables(plan: MatchPlan, core, keys: DealKeys, agent_at, deal, policy_rng) -> Tables:
+    """The Tables of rows (agent at each team position, deal number, random bots' key)."""
+    seat_agent = agent_at[:, np.array(plan.config.seat_team)]                     # [n, S]
+    kinds, knobs = seat_policies(seat_agent, core, plan.config.num_seats)
+    dk, hk = keys.rows(deal)
+    first_hand = (deal % 2) if plan.mode == "hands" else np.zeros(len(deal), np.int64)
+    return Tables(seat_agent, kinds, knobs, policy_rng, dk, hk, first_hand.astype(np.int64))
+
+
+def play_tables(config, roster: Roster, tables: Tables, games: bool, out: HandResults) -> None:
+    """Play a batch of tables to their end into `out`: inside numba when every seat is a
+    core bot, else driven from Python."""
+    if (tables.kinds == POLICY_EXTERNAL).any():
+        play_python(config, roster, tables, games, out)
+    else:
+        play_core(config, tables, games, out)
+
+
+def play_deals(plan: MatchPlan, roster: Roster, d_lo: int, d_hi: int, bar) -> Block:
+    """Play deals d_lo..d_hi-1 of every lineup at every seating: a Block in (lineup, deal,
+    seating) order; deal d's numbers depend on (seed, d) only."""
+    T, H = plan.config.num_teams, plan.max_hands
+    deals = d_hi - d_lo
+    keys = DealKeys.of(plan.seed, d_lo, d_hi, H)
+    seats = plan.seats
+    # one row per table: (lineup, deal, seating), lineup-major, then deal, then seating
+    lu = np.concatenate([np.full(deals * len(s), l, np.int64) for l, s in enumerate(seats)])
+    dd = np.concatenate([np.repeat(np.arange(d_lo, d_hi), len(s)) for s in seats])
+    rr = np.concatenate([np.tile(np.arange(len(s)), deals) for s in seats])
+    agent_at = np.concatenate([np.tile(np.array(s, np.int64), (deals, 1)) for s in seats])
+    pol = np.concatenate([policy_keys(plan.seed, l, d_hi, len(s))[d_lo:].reshape(-1)
+                          for l, s in enumerate(seats)])
+    M = lu.shape[0]
+    out = HandResults.zeros(M, H, T)
+    for lo in range(0, M, plan.batch_tables):
+        hi = min(M, lo + plan.batch_tables)
+        tables = make_tables(plan, roster.core, keys, agent_at[lo:hi], dd[lo:hi],
+                             pol[lo:hi].copy())
+        play_tables(plan.config, roster, tables, plan.mode == "games", out.rows(lo, hi))
+        bar.update(hi - lo)
+    return Block(lu, dd, rr, agent_at, *out)
+
+
+def play_core(config, tables: Tables, games: bool, out: HandResults) -> None:
+    """Core bots only: play_bots_batch one hand at a time over the tables still in their
+    game, each hand restarting the priority generator at its own key hand_keys[e, h]; random
+    bots' generators (policy_rng) go on from hand to hand."""
+    n, T = len(tables.deal_keys), config.num_teams
+    H = out.scores.shape[1]
+    kinds, knobs, policy_rng = tables.kinds, tables.knobs, tables.policy_rng
+    dkeys, hkeys, first_hand = tables.deal_keys, tables.hand_keys, tables.first_hand
+    live = np.arange(n)
+    totals = np.zeros((n, T), np.int64)
+    game_calls = np.zeros((n, T), np.int64)
+    for h in range(H):
+        m = live.size
+        sc, ca = np.zeros((m, 1, T), np.int64), np.zeros((m, 1, T), np.int8)
+        nh, w, tk = np.zeros(m, np.int64), np.full(m, -1, np.int64), np.zeros((m, 1), np.int64)
+        rng = policy_rng[live]
+        eng = Engine(config, n_tables=m)                      # its size picks the kernel
+        eng.run_kernel(play_bots_batch, play_bots_range, eng.masks, eng.actions, eng.priority,
+                       eng.applied, rng, kinds[live], knobs[live], dkeys[live],
+                       hkeys[live, h].copy(), first_hand[live] + h, False, sc, nh, ca, w, tk)
+        policy_rng[live] = rng
+        out.scores[live, h] = sc[:, 0]
+        out.calls[live, h] = ca[:, 0]
+        out.ticks[live, h] = tk[:, 0]
+        out.hands[live] = h + 1
+        if not games:
+            return
+        totals[live] += sc[:, 0]
+        game_calls[live] += ca[:, 0]
+        going = np.ones(m, bool)
+        for j, e in enumerate(live):
+            won = decide_winner(totals[e], game_calls[e], config.target_score)
+            if won is not None:
+                out.winner[e] = won
+                going[j] = False
+        live = live[going]
+        if not live.size:
+            return
+
+
+def play_python(config, roster: Roster, tables: Tables, games: bool, out: HandResults,
+                labels=None):
+    """The same play as play_bots_range, driven tick by tick from Python so that agents
+    outside the core (torch policies) can act; every table of the batch moves in lock step.
+    Per tick, through the one seat driver (nertz_env/envs/seats.py SeatDriver): one gather
+    (one numba call) writes the core bots' moves at the tables still playing and the
+    observation and mask of every seat an outside agent holds there; each such agent then
+    gets one act_batch call with all its rows (every table and seat it holds, table-major),
+    its ids are checked once (agent_actions: R31 included under illegal_move="raise"), and
+    Engine.step takes them as checked. Finished
+    tables cost nothing but the engine's status check, so a batch's long last hands run on
+    few rows. torch runs on one thread meanwhile (restored after): its second thread only
+    waits for the serial numba calls (benchmarks/README.md).
+    labels: a list of one dict per table to record every hand played (a Recorder on the
+    engine, labelled so); returns the Recorder, else None."""
+    seat_agent, kinds, knobs, policy_rng = (tables.seat_agent, tables.kinds, tables.knobs,
+                                            tables.policy_rng)
+    dkeys, hkeys = tables.deal_keys, tables.hand_keys
+    n, S = seat_agent.shape
+    T = config.num_teams
+    H = out.scores.shape[1]
+    eng = Engine(config, n_tables=n, parallel=False)
+    rec = None
+    if labels is not None:
+        rec = Recorder(eng)
+        rec.labels = dict(enumerate(labels))
+    st = eng.state                               # read only: statuses, callers, ticks
+    eng.seed_tables(hkeys[:, 0].copy())
+
+    def serial(kernel, *args):                   # a serial engine: only the range kernel runs
+        eng.run_kernel(None, kernel, *args)
+
+    acts = np.zeros((n, S), np.int16)            # the core bots' choices, then the agents'
+    hand_no = tables.first_hand.copy()
+    h_idx = np.zeros(n, np.int64)
+    totals = np.zeros((n, T), np.int64)
+    game_calls = np.zeros((n, T), np.int64)
+    live = np.ones(n, bool)
+    serial(deal_bots_range, eng.masks, dkeys, hand_no, np.ones(n, np.int8))
+    if rec is not None:
+        rec.on_deal(eng)
+    external = sorted({int(i) for i in np.unique(seat_agent[kinds == POLICY_EXTERNAL])})
+    held = [np.nonzero(seat_agent == i) for i in external]     # (tables, seats), table-major
+    driver = SeatDriver(eng)
+    illegal = SeatDriver.policy(eng.config)
+    threads = _torch_threads(1)
+    try:
+        rows = None
+        while live.any():
+            if rows is None:                     # the live tables and their outside seats
+                live_tables = np.flatnonzero(live)
+                rows = [(t[live[t]], s[live[t]]) for t, s in held]
+                bounds = np.cumsum([0] + [t.size for t, _ in rows])
+                row_t = np.concatenate([t for t, _ in rows] + [_NO_ROWS])
+                row_s = np.concatenate([s for _, s in rows] + [_NO_ROWS])
+            obs, masks = driver.gather(row_t, row_s,        # fresh: the agents' to keep
+                                       core=(kinds, knobs, policy_rng, acts, live_tables))
+            for j, i in enumerate(external):
+                a, b = bounds[j], bounds[j + 1]
+                if b > a:
+                    acts[row_t[a:b], row_s[a:b]] = agent_actions(
+                        roster.agents[i], roster.names[i], obs[a:b], masks[a:b],
+                        row_t[a:b], row_s[a:b], illegal)
+            eng.step(acts, checked=True)          # every id checked once, just above
+            done = np.flatnonzero(live & eng.hand_over)
+            if not done.size:
+                continue
+            scores = eng.hand_scores()
+            redeal = np.zeros(n, np.int8)
+            for e in done:
+                h = h_idx[e]
+                out.scores[e, h] = scores[e]
+                out.calls[e, h] = st.callers[e]
+                out.ticks[e, h] = st.tick[e]
+                totals[e] += scores[e]
+                game_calls[e] += st.callers[e]
+                out.hands[e] = h + 1
+                if games:
+                    w = decide_winner(totals[e].tolist(), game_calls[e].tolist(),
+                                      config.target_score)
+                    if w is not None and w >= 0:
+                        out.winner[e] = w
+                        live[e] = False
+                    elif h + 1 >= H:
+                        live[e] = False
+                    else:
+                        h_idx[e] += 1
+                        hand_no[e] += 1
+                        redeal[e] = 1
+                else:
+                    live[e] = False
+            if not live[done].all():
+                rows = None
+            if redeal.any():
+                st.rng[redeal != 0] = hkeys[redeal != 0, h_idx[redeal != 0]]  # the hand's key
+                serial(deal_bots_range, eng.masks, dkeys, hand_no, redeal)
+                if rec is not None:
+                    rec.on_deal(eng, redeal)
+    finally:
+        _torch_threads(threads)
+        if rec is not None:
+            rec.detach()
+    return rec
+
+
+_NO_ROWS = np.zeros(0, np.int64)
+
+
+def _torch_threads(k):
+    """torch's intra-op thread count before setting it to k (None, and nothing done, when
+    torch is not imported: no agent of this run uses it)."""
+    torch = sys.modules.get("torch")
+    if k is None or torch is None:
+        return None
+    old = torch.get_num_threads()
+    torch.set_num_threads(k)
+    return old
+
+
+def agent_actions(agent, name, observations, action_masks, rows_t, rows_s,
+                  illegal: str = "engine") -> np.ndarray:
+    """agent.act_batch(observations, action_masks) (or `act` per row for an agent with only
+    `act`) on the rows (rows_t, rows_s), checked once by SeatDriver.check: int64 [n] action
+    ids 0..N_ACTIONS-1 of an integer dtype; anything else (floats, bools, wrong length, ids
+    out of range) is a ValueError naming the agent; so is an illegal id under illegal="raise"
+    (SeatDriver.policy of the table's rules, R31)."""
+    where = f"agent {name!r} act_batch"
+    batch = getattr(agent, "act_batch", None)
+    if callable(batch):
+        out = batch(observations, action_masks)
+    else:
+        where = f"agent {name!r} act"
+        out = [agent.act(o, m) for o, m in zip(observations, action_masks)]
+    return SeatDriver.check(out, action_masks, rows_t, rows_s, where, illegal=illegal)

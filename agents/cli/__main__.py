@@ -1,0 +1,6 @@
+"""`python -m agents.cli`: the `nertz` command."""
+import sys
+
+from . import main
+
+sys.exit(main())

@@ -1,0 +1,145 @@
+"""`nertz experiment`: a treatment against a baseline over a grid of tables, effects with 95%
+intervals and Holm verdicts (agents/arena/experiment.py runs it; this module turns the options
+into the spec's keys, which replace a spec file's)."""
+from __future__ import annotations
+
+import argparse
+
+from .common import (MAX_DEALS, MAX_GAME_HANDS, add_ray, add_record, check_record, csv_list,
+                     int_at_least, make_out_dir, positive_float, rules)
+
+
+def _treatments(items) -> dict:
+    """--treatment [NAME=]SPEC items -> {label: spec}; without a plain NAME= the spec labels
+    itself (heuristic:flip=3 is a spec, not NAME=SPEC)."""
+    out = {}
+    for item in items:
+        name, eq, spec = item.partition("=")
+        if eq and name.strip().replace("-", "_").isidentifier() and ":" not in name:
+            out[name.strip()] = spec.strip()
+        else:
+            out[item.strip()] = item.strip()
+    return out
+
+
+def overrides(args) -> dict:
+    """The spec keys the options set (None: not given, the spec file's or the default)."""
+    from ..specs import split_specs
+
+    over = {"name": args.name, "seed": args.seed, "deals": args.deals,
+            "precision": args.precision, "max_deals": args.max_deals,
+            "baseline": args.baseline, "max_game_hands": args.max_game_hands}
+    if args.treatment:
+        over["treatments"] = _treatments(args.treatment)
+    if args.opponents:
+        over["opponents"] = [o if "+" not in o else o.split("+")
+                             for item in args.opponents for o in split_specs(item)]
+    if args.teams:
+        over["teams"] = csv_list("--teams", args.teams, int)
+    if args.speeds:
+        over["speeds"] = list(args.speeds)
+    if args.modes:
+        over["modes"] = csv_list("--modes", args.modes)
+    if args.outcomes:
+        over["outcomes"] = csv_list("--outcomes", args.outcomes)
+    if args.rule:
+        over["rules"] = {"custom": rules(args.rule)}
+    return over
+
+
+def cmd_experiment(args) -> int:
+    from ..arena.experiment import load_spec, main_table, run_experiment, spec_from_dict
+
+    over = overrides(args)
+    if args.spec:
+        spec = load_spec(args.spec, **over)
+    else:
+        if args.baseline is None or not args.treatment:
+            raise ValueError("name a spec file, or at least --treatment and --baseline "
+                             "(see 'nertz experiment --help')")
+        spec = spec_from_dict({k: v for k, v in over.items() if v is not None},
+                              where="nertz experiment")
+    check_record(args)
+    make_out_dir(args.out)
+    res = run_experiment(spec, progress=not args.quiet,
+                         executor="local" if args.ray is None else "ray",
+                         ray_address=args.ray or None, block_deals=args.block_deals,
+                         record=args.record)
+    cells = len(res.cells)
+    hands = sum(c["hands"] for c in res.cells)
+    print(f"experiment {spec.name!r}: {len(spec.treatments)} treatment(s) against "
+          f"{spec.baseline!r}, {cells} cell(s), {hands} hands, seed {spec.seed}")
+    print(main_table(res))
+    print(f"\nplayed in {res.elapsed_s:.1f} s ({hands / max(res.elapsed_s, 1e-9):,.0f} hands/s, "
+          "including any numba compile)")
+    if args.out:
+        paths = res.write(args.out, plot=not args.no_plot)
+        print("wrote " + ", ".join(str(p) for p in paths))
+    return 0
+
+
+def add_parser(sub) -> argparse.ArgumentParser:
+    x = sub.add_parser(
+        "experiment", help="a strategy question: a treatment against a baseline, with CIs",
+        description="Answer a strategy question with evidence: the treatment agent takes the "
+                    "place of the baseline agent, on the same duplicate deals with the same "
+                    "opponents, in every cell of a grid (opponents x --teams x --speeds x "
+                    "rules x --modes). The unit is the deal: every effect is the mean over "
+                    "deals of (treatment - baseline) with a 95% interval; 'relative %' is "
+                    "the effect as a share of the baseline's points (or wins); Holm verdicts "
+                    "cover every row. --out writes effects.csv, effects.md, experiment.json "
+                    "and forest.png; same spec and seed, same files. A spec file (TOML) holds the "
+                    "same keys as the options (agents/arena/experiment.py shows one); options given "
+                    "on the command line replace the file's.",
+        epilog="examples:\n"
+               "  nertz experiment --treatment keep=heuristic:withhold_stream=keep "
+               "--baseline heuristic:withhold_stream=always --teams 2,4 --deals 2000\n"
+               "  nertz experiment docs/experiments/withholding.toml --out runs/w\n"
+               "  nertz experiment --treatment heuristic --baseline greedy --opponents half "
+               "--opponents random --speeds even --speeds mixed --modes hands,games\n\n"
+               "opponents: 'baseline' (the treatment as one seat among baseline bots), an "
+               "agent spec or specs joined by '+' (one seat among those bots), 'half' "
+               "(treatment and baseline alternate round the table).\n"
+               "speeds: 'even' (every seat moves every tick), 'mixed' (seats alternate "
+               "periods 1 and 2, R21) or one period per seat, e.g. 1,2,1,3.",
+        formatter_class=argparse.RawDescriptionHelpFormatter)
+    x.add_argument("spec", nargs="?", default=None, metavar="SPEC.toml",
+                   help="an experiment spec file (optional when --treatment and --baseline "
+                        "are given)")
+    x.add_argument("--treatment", action="append", default=[], metavar="[NAME=]SPEC",
+                   help="an agent spec to test, repeatable (NAME= labels it)")
+    x.add_argument("--baseline", default=None, metavar="SPEC",
+                   help="the agent spec the treatments replace")
+    x.add_argument("--opponents", action="append", default=[], metavar="WHO",
+                   help="repeatable: baseline (default), half, or agent specs (A+B mixes)")
+    x.add_argument("--teams", default="", metavar="2,3,..",
+                   help="table sizes, comma separated (default 2)")
+    x.add_argument("--speeds", action="append", default=[], metavar="MIX",
+                   help="repeatable: even (default), mixed, or P1,P2,... per seat")
+    x.add_argument("--rule", action="append", default=[], metavar="FIELD=VALUE",
+                   help="a RulesConfig field for every table, repeatable (a spec file can "
+                        "name several rules variants)")
+    x.add_argument("--modes", default="", metavar="hands,games",
+                   help="hands (a deal is one hand; default) and/or games (a whole game to "
+                        "target_score)")
+    x.add_argument("--outcomes", default="", metavar="points,relative,win",
+                   help="outcomes to report, the first is the headline (default all three)")
+    x.add_argument("--deals", type=int_at_least(2, MAX_DEALS, "intervals need 2 deals"),
+                   default=None, metavar="N", help="deals per cell (default 1000)")
+    x.add_argument("--precision", type=positive_float, default=None, metavar="H",
+                   help="play on until every headline effect's 95%% half-width is <= H (or "
+                        "--max-deals)")
+    x.add_argument("--max-deals", type=int_at_least(2, MAX_DEALS), default=None, metavar="N",
+                   help="with --precision: at most N deals per cell (default 100 x --deals)")
+    x.add_argument("--max-game-hands", type=int_at_least(1, MAX_GAME_HANDS), default=None,
+                   help="games mode: stop a game after this many hands (default 40)")
+    x.add_argument("--seed", type=int_at_least(0), default=None,
+                   help="seed of the deals, an int >= 0 (default 0)")
+    x.add_argument("--name", default=None, help="a label for the report and plot")
+    x.add_argument("--out", default="", metavar="DIR", help="write the result files here")
+    x.add_argument("--no-plot", action="store_true", help="skip forest.png")
+    add_ray(x)
+    add_record(x)
+    x.add_argument("--quiet", action="store_true", help="no progress bar")
+    x.set_defaults(func=cmd_experiment)
+    return x

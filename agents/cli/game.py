@@ -1,0 +1,55 @@
+"""`nertz game`: whole games to --target (R30) on the batched core, with core bots
+(nertz_env/table/games.py plays them; nertz_env/bot_specs.py reads --agents)."""
+from __future__ import annotations
+
+import argparse
+import json
+import time
+
+from .common import MAX_GAMES, add_rules, config, int_at_least
+
+
+def cmd_game(args) -> int:
+    from nertz_env.bot_specs import seat_bots
+    from nertz_env.table.games import play_games
+
+    cfg = config(args)
+    _, _, names = seat_bots(args.agents, cfg.num_seats, where="--agents")
+    t = time.perf_counter()
+    games = play_games(cfg, args.games, seed=args.seed, policy=args.agents)
+    dt = time.perf_counter() - t
+    if args.json:
+        print(json.dumps(games))
+        return 0
+    print(f"{'game':>4s}  {'hands':>5s}  {'winner':>6s}  totals (Nertz calls)")
+    for g, r in enumerate(games):
+        totals = "  ".join(f"{x:4d} ({c})" for x, c in zip(r["totals"], r["calls"]))
+        print(f"{g:4d}  {r['hands']:5d}  {str(r['winner']):>6s}  {totals}")
+    who = ("random legal play" if set(names) == {"random"}
+           else "play by " + ", ".join(f"seat {s} {n}" for s, n in enumerate(names)))
+    print(f"{args.games} game(s) of {who} in {dt:.2f} s (first call includes compile)")
+    return 0
+
+
+def add_parser(sub) -> argparse.ArgumentParser:
+    g = sub.add_parser("game", help="play whole games (R30) with random legal moves or core bots",
+                       description="Play whole games to --target on the batched core, one table "
+                                   "per game, all inside numba; print totals and winners. "
+                                   "--agents seats the core's bots: random (uniform legal "
+                                   "moves, the default), greedy, heuristic[:style=S,KNOB=V,...] "
+                                   "(docs/heuristics.md).",
+                       epilog="examples:\n"
+                              "  nertz game --teams 3 --games 8 --target 100\n"
+                              "  nertz game --teams 2 --agents heuristic:style=river-builder,"
+                              "random",
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    add_rules(g)
+    g.add_argument("--games", type=int_at_least(1, MAX_GAMES), default=4,
+                   help=f"games to play in parallel, 1-{MAX_GAMES} (default 4)")
+    g.add_argument("--agents", default="random", metavar="SPECS",
+                   help="core bots: one spec for every seat, or one per seat in seat order, "
+                        "comma separated (random, greedy, heuristic[:style=S,KNOB=V]; "
+                        "default random)")
+    g.add_argument("--json", action="store_true", help="print the results as JSON")
+    g.set_defaults(func=cmd_game)
+    return g

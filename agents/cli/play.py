@@ -1,0 +1,92 @@
+"""`nertz play`: one hand with random legal moves printed as it goes, or (--human) a person
+against agents (agents/human/server.py runs that)."""
+from __future__ import annotations
+
+import argparse
+
+import numpy as np
+
+from .common import add_rules, add_speeds, config, int_at_least
+
+HUMAN_ONLY = ("terminal", "against", "port", "replay_out", "no_browser")
+
+
+def cmd_play(args) -> int:
+    from nertz_env.table.table import Table
+
+    cfg = config(args)
+    if args.human:
+        from ..human.server import play_from_args
+        return play_from_args(args, cfg)
+    human_only = [f"--{name.replace('_', '-')}" for name in HUMAN_ONLY if getattr(args, name)]
+    if human_only:
+        raise ValueError(f"{human_only[0]} is an option of 'nertz play --human'")
+    table = Table.deal(cfg, seed=args.seed)
+    rng = np.random.default_rng(args.seed)
+    print(table.render())
+    while not table.hand_over:
+        moves = {}
+        for seat in range(cfg.num_seats):
+            legal = table.legal_moves(seat)
+            moves[seat] = legal[int(rng.integers(len(legal)))]
+        table.step(moves)
+        if table.tick % args.every == 0 or table.hand_over:
+            print()
+            print(table.render())
+    lay = table.layout()
+    how = (f"team(s) {lay['callers']} called Nertz" if lay["callers"]
+           else f"no caller: max_ticks={cfg.max_ticks} reached (R26)")
+    print(f"\nHand over after {table.tick} ticks: {how}")
+    print("Scores (R29):", ", ".join(f"team {t}: {s:+d}" for t, s in enumerate(table.hand_scores())))
+    return 0
+
+
+def add_parser(sub) -> argparse.ArgumentParser:
+    p = sub.add_parser("play", help="play one hand: random legal moves, or you against bots "
+                                    "(--human)",
+                       description="Deal one hand, play it with uniformly random legal moves "
+                                   "(every seat, every tick), print the table every N ticks and "
+                                   "the hand scores. With --human, you play one seat against "
+                                   "agents on a local web page (a server on 127.0.0.1 only; "
+                                   "ticks run on a wall clock, click or drag your cards, an "
+                                   "illegal move is refused with the rule that forbids it) or, "
+                                   "with --terminal, tick by tick in the terminal; the hand "
+                                   "ends with the scores and a replay file (nertz replay FILE).",
+                       epilog="examples:\n"
+                              "  nertz play --teams 4 --team-sizes 2,1,1,2 --every 100\n"
+                              "  nertz play --human --teams 2 --against heuristic\n"
+                              "  nertz play --human --teams 3 --against learned:teams=4,greedy "
+                              "--tick-ms 600 --speeds 1,2,2\n"
+                              "  nertz play --human --terminal --teams 2 --against greedy",
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    add_rules(p)
+    p.add_argument("--every", type=int_at_least(1), default=100,
+                   help="print the table every N ticks, N >= 1 (default 100)")
+    add_speeds(p)
+    p.add_argument("--rule", action="append", default=[], metavar="FIELD=VALUE",
+                   help="any other RulesConfig field, repeatable (as in nertz tournament)")
+    h = p.add_argument_group("you against the bots")
+    h.add_argument("--human", action="store_true",
+                   help="play one seat yourself on a local web page (or --terminal)")
+    h.add_argument("--terminal", action="store_true",
+                   help="with --human: play tick by tick in the terminal instead of a browser")
+    h.add_argument("--against", default="", metavar="SPECS",
+                   help="agents at the other seats: one spec for all, or one per seat in seat "
+                        "order, comma separated (random, greedy, heuristic[:style=S], learned, "
+                        "ppo:PATH; default heuristic)")
+    h.add_argument("--seat", type=int_at_least(0), default=0,
+                   help="your seat (default 0); seats are numbered team by team")
+    h.add_argument("--tick-ms", type=int_at_least(10, 60000), default=400,
+                   help="milliseconds per tick on the web page (default 400)")
+    h.add_argument("--human-period", type=int_at_least(1, 100), default=None,
+                   help="your seat's period in ticks (R21): 2 = you move at most every other "
+                        "tick (default: as --speeds, else 1)")
+    h.add_argument("--port", type=int_at_least(0, 65535), default=0,
+                   help="the web page's port on 127.0.0.1 (default 0: any free port)")
+    h.add_argument("--no-browser", action="store_true",
+                   help="print the page's address without opening a browser")
+    h.add_argument("--replay-out", default="", metavar="PATH",
+                   help="where to write the hand's replay (default runs/play/<time>-seed<N>"
+                        ".nertz.json.gz)")
+    p.set_defaults(func=cmd_play)
+    return p

@@ -1,0 +1,204 @@
+"""One hand of a person against agents: `PlaySession`, the game half of `nertz play --human`
+(server.py puts it on a wall clock and a web page, terminal.py in a terminal).
+
+- A session is one hand at one table (an Engine behind the readable Table API) with the
+  person at one seat and agents (agents.registry.make_agent specs: bots or learned models)
+  at the others. `session.tick()` plays one tick (R20): the person's queued move (or wait),
+  every agent's move (`bot_moves`), then `table.step`. A `Recorder` (nertz_env/replay) is
+  attached to the engine before the deal, so the hand ends with a replay file that plays
+  back exactly.
+- A move the person asks for is checked at once against the current position: a legal one
+  is queued for the next tick, anything else is refused with the rule that forbids it
+  (nertz_env/table/explain.py). Positions change only at ticks, under one lock, so a queued
+  move is still legal when its tick comes.
+
+Knows nothing of HTTP or terminals.
+"""
+from __future__ import annotations
+
+import threading
+from datetime import datetime, timezone
+from pathlib import Path
+
+import numpy as np
+
+from nertz_env.actions import Move
+from nertz_env.config import RulesConfig
+from nertz_env.engine import Engine
+from nertz_env.envs.seats import SeatDriver
+from nertz_env.replay import SUFFIX, Recorder
+from nertz_env.table.explain import explain_illegal, hand_over_reason
+from nertz_env.table.table import Table
+
+PERSON = "person"
+LOG_LINES = 60
+
+
+def default_replay_path(seed: int) -> Path:
+    stamp = datetime.now(timezone.utc).strftime("%Y%m%d-%H%M%S")
+    return Path("runs") / "play" / f"{stamp}-seed{seed}{SUFFIX}"
+
+
+class PlaySession:
+    """One hand: the person at `seat`, agents at the other seats (module docstring).
+
+    against: agent specs (or Agent objects) for the other seats in seat order, or one spec
+    for all of them. human_period: the person's seat period (R21), None keeps the config's.
+    start_layout: an API.md layout to start from instead of a seeded deal."""
+
+    def __init__(self, config: RulesConfig | None = None, against=("heuristic",), seat: int = 0,
+                 seed: int = 0, human_period: int | None = None, replay_out=None,
+                 start_layout: dict | None = None):
+        from ..registry import make_agent, split_specs
+        config = RulesConfig() if config is None else config
+        if not isinstance(config, RulesConfig):
+            raise ValueError(f"config must be a RulesConfig, got {type(config).__name__}")
+        S = config.num_seats
+        if isinstance(seat, bool) or not isinstance(seat, int) or not 0 <= seat < S:
+            raise ValueError(f"seat={seat!r}: the person's seat must be one of 0..{S - 1}")
+        if human_period is not None:
+            if isinstance(human_period, bool) or not isinstance(human_period, int) \
+                    or human_period < 1:
+                raise ValueError(f"human_period={human_period!r} must be an int >= 1 (R21)")
+            periods = list(config.periods)
+            periods[seat] = human_period
+            config = config.replace(speeds=tuple(periods))
+        specs = split_specs(against) if isinstance(against, str) else list(against)
+        if len(specs) == 1:
+            specs = specs * (S - 1)
+        if len(specs) != S - 1:
+            raise ValueError(f"against: name one agent for the other seat, got {len(specs)}"
+                             if S == 2 else
+                             f"against: name one agent for all {S - 1} other seats or one per "
+                             f"seat ({S - 1}), got {len(specs)}")
+        self.config, self.seat, self.seed = config, seat, seed
+        self.bot_seats = [s for s in range(S) if s != seat]
+        made: dict = {}                       # one object per distinct spec (a learned
+        self.bots = []                        # model is loaded once); random ones apart
+        for i, spec in enumerate(specs):
+            key = spec if isinstance(spec, str) and not spec.strip().startswith("random") else i
+            if key not in made:
+                made[key] = make_agent(spec, seed=seed + i)
+            self.bots.append(made[key])
+        self.agents = [PERSON if s == seat else None for s in range(S)]
+        for s, bot in zip(self.bot_seats, self.bots):
+            self.agents[s] = str(getattr(bot, "name", type(bot).__name__))
+        meta = {"source": "nertz play --human", "seed": seed, "person_seat": seat}
+        if start_layout is None:
+            engine = Engine(config, 1, seed)
+            self.recorder = Recorder(engine, agents=self.agents, meta=meta)
+            engine.reset(hands=[0])
+            self.table = Table(engine)
+        else:
+            self.table = Table.from_layout(start_layout, config)
+            self.recorder = Recorder(self.table.engine, agents=self.agents, meta=meta)
+        self.engine = self.table.engine
+        self._driver = SeatDriver(self.engine)
+        self._bot_at = dict(zip(self.bot_seats, self.bots))
+        self.team = config.seat_team[seat]
+        self.queued = None                    # the person's move for the next tick (a Move)
+        self.log: list = []
+        self.replay_out = Path(replay_out) if replay_out else default_replay_path(seed)
+        self.replay_path: Path | None = None
+        self.lock = threading.RLock()
+
+    # ------------------------------------------------------------------ the person
+    def legal(self) -> list:
+        return [str(m) for m in self.table.legal_moves(self.seat)]
+
+    def request(self, move) -> str:
+        """Check the person's move now: '' and queued for the next tick when legal, else
+        the refusal (the rule that forbids it). Nothing is queued on a refusal."""
+        with self.lock:
+            why = hand_over_reason(self.table) or explain_illegal(self.table, self.seat, move)
+            if why:
+                return why
+            self.queued = Move.parse(move)    # (a shift without index: completed by step)
+            return ""
+
+    # ------------------------------------------------------------------ a tick
+    def bot_moves(self) -> dict:
+        """seat -> Move of every agent seat that has a choice (a busy seat only waits), through
+        the one seat driver (nertz_env/envs/seats.py): one gather of those seats' observations
+        and legal moves, one act_batch (or `act` per seat) per agent over the seats it holds,
+        the ids checked once (legality is the engine's rule, R31)."""
+        masks = self.engine.masks[0]
+        need = [s for s in self.bot_seats if masks[s].sum() > 1]
+        if not need:
+            return {}
+        rows_s = np.array(need, np.int64)
+        rows_t = np.zeros_like(rows_s)
+        obs, legal = self._driver.gather(rows_t, rows_s)
+        held: dict = {}                        # agent object -> its rows, in seat order
+        for k, s in enumerate(need):
+            held.setdefault(id(self._bot_at[s]), []).append(k)
+        moves = {}
+        for rows in held.values():
+            bot, k = self._bot_at[need[rows[0]]], np.array(rows)
+            name = self.agents[need[rows[0]]]
+            if callable(getattr(bot, "act_batch", None)):
+                ids = bot.act_batch(obs[k], legal[k])
+            else:
+                ids = [bot.act(o, m) for o, m in zip(obs[k], legal[k])]
+            ids = SeatDriver.check(ids, legal[k], rows_t[k], rows_s[k],
+                                   where=f"agent {name!r}", illegal="engine")
+            for j, a in zip(rows, ids):
+                moves[need[j]] = self.table.decode(int(a), need[j])
+        return dict(sorted(moves.items()))
+
+    def tick(self):
+        """Play one tick; returns the TickResult (None when the hand is already over)."""
+        with self.lock:
+            if self.table.hand_over:
+                return None
+            t = self.table.tick
+            burns = self.table.layout()["burns"]
+            moves = self.bot_moves()
+            mine = self.queued
+            self.queued = None
+            if mine is not None and self.table.is_legal(self.seat, mine):
+                moves[self.seat] = mine
+            res = self.table.step(moves)
+            for s in sorted(moves):
+                m = moves[s]
+                if str(m) == "wait":
+                    continue
+                who = "you" if s == self.seat else self.agents[s]
+                ok = "" if res.applied[s] else "  failed: another move got there first (R22)"
+                self._say(f"tick {t}: seat {s} ({who}) {m}{ok}")
+            lay = self.table.layout()
+            if lay["burns"] > burns:
+                self._say(f"tick {t}: the Streams were burned (R27)")
+            for team in res.callers:
+                self._say(f"tick {t}: team {team} called Nertz!")
+            if res.hand_over:
+                self.finish()
+            return res
+
+    def _say(self, line: str) -> None:
+        self.log.append(line)
+        del self.log[:-LOG_LINES]
+
+    def finish(self) -> Path:
+        """Write the replay (once) and log the end of the hand."""
+        if self.replay_path is None:
+            how = "max_ticks reached, R26" if self.table.truncated else "Nertz called, R24"
+            self._say(f"hand over at tick {self.table.tick} ({how}): scores "
+                      f"{self.table.hand_scores()}")
+            self.replay_path = self.recorder.replay().save(self.replay_out)
+            self._say(f"replay written to {self.replay_path}")
+        return self.replay_path
+
+    def state(self) -> dict:
+        with self.lock:
+            lay = self.table.layout()
+            return {
+                "tick": lay["tick"], "layout": lay, "scores": self.table.hand_scores(),
+                "hand_over": self.table.hand_over, "truncated": self.table.truncated,
+                "seat": self.seat, "team": self.team, "agents": self.agents,
+                "seat_team": list(self.config.seat_team), "legal": self.legal(),
+                "queued": None if self.queued is None else str(self.queued),
+                "ready": lay["ready"][self.seat] <= lay["tick"],
+                "log": list(self.log),
+                "replay": None if self.replay_path is None else str(self.replay_path),
+            }

@@ -1,0 +1,233 @@
+"""The arguments of a training run: `TrainConfig` (one field per argument, each with its
+docstring, which `nertz train --help` prints: `field_docs`), the checks that reject a bad
+value with a one-line ValueError naming the field (`check_config`), and the constants the
+other training modules share.
+
+Rewards: "relative" (the learner team's hand points minus the mean of the other teams',
+what tournaments rank by in a multi-team table) or "score" (its own points); both are the
+vector env's (core/batch.py vec_step_range). Win rewards are not offered by the env.
+
+Rules: training plays RulesConfig(num_teams=teams, max_ticks=max_ticks), with the rules
+default max_ticks (the one `nertz tournament` plays) unless `max_ticks` is given; the run
+prints both and saves them in config.json ("rules", "tournament_rules"). The evaluation
+plays the training rules, so that a run with a short max_ticks is evaluated as trained; the
+final judgement belongs to `nertz tournament` at its default rules.
+
+Imports only nertz_env and league.py (an opponent entry is checked by parsing it); never
+torch or stable-baselines3, so that `nertz --help` does not wait for them.
+"""
+from __future__ import annotations
+
+import dataclasses
+import itertools
+import math
+import numbers
+from dataclasses import dataclass, field
+
+from nertz_env.bot_specs import core_bot
+from nertz_env.config import RulesConfig
+from nertz_env.core.policies import POLICY_SCORED
+
+from .league import parse_entry
+
+BEST_HEURISTIC = "heuristic:style=river-builder"   # beats every other shipped style head to head
+TOURNAMENT_RULES = RulesConfig()                  # what `nertz tournament` plays by default
+REWARDS = ("relative", "score")
+DEVICES = ("cpu", "cuda", "auto")
+# fields a resumed run may not change: they shape the network, the rollout or the game
+FIXED_ON_RESUME = ("teams", "max_ticks", "num_envs", "n_steps", "net_arch", "reward")
+
+
+@dataclass
+class TrainConfig:
+    """Every argument of a training run (saved as config.json and beside every checkpoint)."""
+    out: str = "runs/train"
+    """run folder: config.json, bc.json, eval.jsonl/csv, checkpoints/, tb/, final.zip"""
+    seed: int = 0
+    """seed of tables, league draws, network initialisation and minibatches"""
+    timesteps: int = 1_000_000
+    """PPO learner env-steps (one table tick each), rounded up to whole rollouts"""
+    num_envs: int = 64
+    """tables stepped together in one numba call"""
+    teams: int = 2
+    """teams at the table; the learner holds seat 0"""
+    max_ticks: int | None = None
+    """R26 truncation of a hand; None: the rules default, the one tournaments play"""
+    reward: str = "relative"
+    """'relative' (own hand points minus the others' mean) or 'score' (own points)"""
+    opponents: list = field(default_factory=lambda: [BEST_HEURISTIC])
+    """league entries: core bot specs (every other seat), or per-seat specs joined by '+'"""
+    snapshot_every: int = 0
+    """steps between frozen snapshots of the learner joining the league (0: none)"""
+    max_snapshots: int = 4
+    """snapshots kept in the league (the oldest leaves when a new one joins)"""
+    priority_temperature: float = 2.0
+    """league weights: softmax(-paired difference / this), points per hand"""
+    priority_uniform: float = 0.2
+    """share of the league weights spread uniformly (every entry keeps being played)"""
+    teacher: str = BEST_HEURISTIC
+    """the bot imitated by the warm start (greedy or a heuristic spec)"""
+    bc_rows: int = 200_000
+    """teacher positions collected for the warm start (0: no warm start)"""
+    bc_epochs: int = 4
+    """passes over the warm-start data"""
+    bc_batch_size: int = 512
+    """minibatch of the warm start"""
+    bc_learning_rate: float = 1e-3
+    """Adam learning rate of the warm start (its own optimizer, not PPO's)"""
+    bc_holdout: float = 0.1
+    """share of the tables held out to measure the imitation accuracy"""
+    bc_value: bool = True
+    """also fit the value head to the teacher's discounted returns"""
+    n_steps: int = 128
+    """rollout length per table between PPO updates"""
+    batch_size: int = 1024
+    """PPO minibatch size"""
+    n_epochs: int = 4
+    """PPO epochs per update"""
+    learning_rate: float = 3e-4
+    """PPO Adam learning rate"""
+    gamma: float = 0.99
+    """discount factor (PPO and the warm start's returns)"""
+    gae_lambda: float = 0.95
+    """GAE lambda"""
+    clip_range: float = 0.2
+    """PPO clip range"""
+    ent_coef: float = 0.01
+    """entropy bonus"""
+    vf_coef: float = 0.5
+    """value loss weight"""
+    net_arch: list = field(default_factory=lambda: [128, 128])
+    """hidden layers of the policy and value networks"""
+    checkpoint_every: int = 250_000
+    """steps between checkpoints (taken between updates; 0: only the final model)"""
+    eval_every: int = 250_000
+    """steps between evaluations (0: none)"""
+    eval_deals: int = 50
+    """duplicate deals per evaluation against eval_against"""
+    eval_against: str = BEST_HEURISTIC
+    """the agent each evaluation plays (any make_agent spec)"""
+    eval_league_deals: int = 20
+    """duplicate deals against every league entry per evaluation, which set the league
+    weights (0: none, uniform weights; skipped with a one-entry league)"""
+    eval_seed: int = 1_000_003
+    """tournament seed of every evaluation (the same deals each time)"""
+    tensorboard: bool = True
+    """TensorBoard logs in OUT/tb (needs the tensorboard package)"""
+    progress: bool = True
+    """a progress bar (tqdm) while training"""
+    torch_threads: int = 1
+    """torch CPU threads (1 is fastest with the small networks and numba sharing the cores)"""
+    device: str = "cpu"
+    """torch device: cpu, cuda or auto"""
+    resume: str | None = None
+    """a checkpoint zip to continue from (its config is used; see FIXED_ON_RESUME)"""
+
+    def __post_init__(self):
+        check_config(self)
+
+    def rules(self) -> RulesConfig:
+        kw = {"num_teams": self.teams}
+        if self.max_ticks is not None:
+            kw["max_ticks"] = self.max_ticks
+        return RulesConfig(**kw)
+
+    def to_dict(self) -> dict:
+        return dataclasses.asdict(self)
+
+
+def field_docs(cls=None) -> dict:
+    """{field name: its docstring on one line}, read from the source of a dataclass whose
+    fields each have a docstring under them (TrainConfig when None: the help of `nertz
+    train`'s options; a recipe's Args too)."""
+    import ast
+    import inspect
+    tree = ast.parse(inspect.getsource(TrainConfig if cls is None else cls))
+    body = tree.body[0].body
+    return {n.target.id: " ".join(str(x.value.value).split())
+            for n, x in itertools.pairwise(body)
+            if isinstance(n, ast.AnnAssign) and isinstance(x, ast.Expr)}
+
+
+def _is_int(x) -> bool:
+    return isinstance(x, numbers.Integral) and not isinstance(x, bool)
+
+
+def _is_real(x) -> bool:
+    return isinstance(x, numbers.Real) and not isinstance(x, bool) and math.isfinite(x)
+
+
+def check_config(c: TrainConfig) -> None:
+    """ValueError naming the first bad field and what it allows; nothing else is done."""
+    ints = {"seed": 0, "timesteps": 1, "num_envs": 1, "teams": 2, "bc_rows": 0, "bc_epochs": 1,
+            "bc_batch_size": 1, "n_steps": 2, "batch_size": 2, "n_epochs": 1,
+            "checkpoint_every": 0, "eval_every": 0, "eval_deals": 2, "eval_league_deals": 0,
+            "eval_seed": 0, "torch_threads": 1, "snapshot_every": 0, "max_snapshots": 1}
+    for name, lo in ints.items():
+        v = getattr(c, name)
+        if not _is_int(v) or v < lo:
+            raise ValueError(f"{name}={v!r} must be an int >= {lo}")
+    if c.eval_league_deals == 1:
+        raise ValueError("eval_league_deals=1 must be 0 (off) or an int >= 2 (intervals need "
+                         "2 deals)")
+    if c.max_ticks is not None and (not _is_int(c.max_ticks) or c.max_ticks < 1):
+        raise ValueError(f"max_ticks={c.max_ticks!r} must be None (the rules default) or an "
+                         "int >= 1")
+    reals = {"priority_temperature": (0.0, None), "priority_uniform": (0.0, 1.0),
+             "bc_learning_rate": (0.0, None), "bc_holdout": (0.0, 1.0),
+             "learning_rate": (0.0, None), "gamma": (0.0, 1.0), "gae_lambda": (0.0, 1.0),
+             "clip_range": (0.0, None), "ent_coef": (0.0, None), "vf_coef": (0.0, None)}
+    for name, (lo, hi) in reals.items():
+        v = getattr(c, name)
+        strict_lo = name in ("priority_temperature", "bc_learning_rate", "learning_rate",
+                             "clip_range", "bc_holdout")
+        ok = _is_real(v) and (v > lo if strict_lo else v >= lo) and (hi is None or v <= hi)
+        if name == "bc_holdout":
+            ok = ok and v < 1.0
+        if not ok:
+            rng = f"> {lo}" if strict_lo else f">= {lo}"
+            if hi is not None:
+                rng += f" and < {hi}" if name == "bc_holdout" else f" and <= {hi}"
+            raise ValueError(f"{name}={v!r} must be a finite number {rng}")
+    if c.reward not in REWARDS:
+        raise ValueError(f"reward={c.reward!r} must be one of {', '.join(REWARDS)}")
+    if c.device not in DEVICES:
+        raise ValueError(f"device={c.device!r} must be one of {', '.join(DEVICES)}")
+    if not isinstance(c.out, str) or not c.out.strip():
+        raise ValueError(f"out={c.out!r} must be a non-empty path")
+    if c.resume is not None and (not isinstance(c.resume, str) or not c.resume.strip()):
+        raise ValueError(f"resume={c.resume!r} must be None or the path of a checkpoint zip")
+    arch = c.net_arch
+    if (not isinstance(arch, (list, tuple)) or not arch
+            or not all(_is_int(w) and 1 <= w <= 65536 for w in arch)):
+        raise ValueError(f"net_arch={arch!r} must be a non-empty list of layer widths "
+                         "(ints 1..65536)")
+    c.net_arch = [int(w) for w in arch]
+    if c.batch_size > c.n_steps * c.num_envs:
+        raise ValueError(f"batch_size={c.batch_size} must be <= n_steps * num_envs "
+                         f"({c.n_steps * c.num_envs}, the rollout size)")
+    if c.bc_rows and c.bc_rows < 2 * c.num_envs:
+        raise ValueError(f"bc_rows={c.bc_rows} must be 0 (no warm start) or >= 2 * num_envs "
+                         f"({2 * c.num_envs})")
+    try:
+        rules = c.rules()
+    except ValueError as err:
+        raise ValueError(f"teams / max_ticks: {err}") from None
+    if not isinstance(c.opponents, (list, tuple)) or not c.opponents:
+        raise ValueError(f"opponents={c.opponents!r} must be a non-empty list of bot specs")
+    c.opponents = list(c.opponents)
+    for i, entry in enumerate(c.opponents):
+        parse_entry(entry, rules.num_seats - 1, where=f"opponents[{i}]")
+    try:
+        kind, _, _ = core_bot(c.teacher)
+    except ValueError as err:
+        raise ValueError(f"teacher={c.teacher!r}: {err}") from None
+    if kind != POLICY_SCORED:
+        raise ValueError(f"teacher={c.teacher!r} must be greedy or a heuristic spec (a scored bot)")
+    if not isinstance(c.eval_against, str) or not c.eval_against.strip():
+        raise ValueError(f"eval_against={c.eval_against!r} must be an agent spec")
+    from ..registry import make_agent
+    try:                                  # now, not at the first evaluation hours later
+        make_agent(c.eval_against)
+    except ValueError as err:
+        raise ValueError(f"eval_against={c.eval_against!r}: {err}") from None

@@ -1,0 +1,127 @@
+"""Evaluations of a training run on duplicate deals, played as tournaments play.
+
+Evaluation (`eval_every`): the current policy is saved to a temporary zip and loaded with
+make_agent("ppo:PATH"), exactly as tournaments play it (deterministic, masked argmax), and
+plays run_tournament duplicate deals (`eval_deals`, fixed seed `eval_seed`, so every
+evaluation plays the same deals) against `eval_against`: head to head at 2 teams, one seat
+among teams-1 copies at more teams. The paired difference per deal (policy minus the mean
+of the others) with its 95% t-interval goes to TensorBoard (eval/diff, eval/ci_low,
+eval/ci_high) and to eval.jsonl / eval.csv in the run folder. With `eval_league_deals` > 0
+every league entry is played too (same way) and its difference sets the league weights.
+
+Imports config.py and league.py; the tournament runner and the estimators (agents/arena,
+agents/stats) inside functions.
+"""
+from __future__ import annotations
+
+import csv
+import json
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+from nertz_env.config import RulesConfig
+
+from .config import TrainConfig
+from .league import LeagueEntry, league_of
+
+EVAL_FIELDS = ("timesteps", "against", "deals", "hands", "diff", "ci_low", "ci_high", "points",
+               "opponent_points", "deterministic", "seconds")
+
+
+def paired_match(agents, rules: RulesConfig, deals: int, seed: int, format: str,
+                 against: str) -> dict:
+    """agents[0] (a ppo: agent) against the others on run_tournament duplicate deals: the
+    per-deal difference of its mean points from the others' mean, with its 95% t-interval."""
+    from ..arena.tournament import run_tournament
+    from ..stats import estimators as stats
+    res = run_tournament(agents, config=rules, deals=deals, seed=seed, progress=False,
+                         format=format)
+    dm = stats.deal_means(res.records, len(agents))
+    per_deal = dm[:, 0] - np.nanmean(dm[:, 1:], axis=1)
+    diff, half = stats.mean_ci(per_deal)
+    return {"against": against, "deals": len(per_deal), "hands": res.hands_played,
+            "diff": diff, "ci_low": diff - half, "ci_high": diff + half,
+            "points": float(np.mean(dm[:, 0])), "opponent_points": float(np.nanmean(dm[:, 1:])),
+            "deterministic": bool(agents[0].policy.deterministic)}
+
+
+def evaluate_policy_zip(path, against: str, rules: RulesConfig, deals: int, seed: int) -> dict:
+    """The model at `path` played as make_agent("ppo:PATH") against `against` on duplicate
+    deals (head to head at 2 teams; one seat among teams-1 copies otherwise): paired_match's
+    difference and interval."""
+    from ..registry import make_agent
+    T = rules.num_teams
+    agents = [make_agent(f"ppo:{path}")] + [against] * (T - 1)
+    return paired_match(agents, rules, deals, seed,
+                        "round-robin" if T == 2 else "all-play-all", against)
+
+
+def evaluate_mixed(path, entry: LeagueEntry, rules: RulesConfig, deals: int, seed: int) -> dict:
+    """An entry with different bots per seat: the policy at one seat, the entry's specs at
+    the others, all-play-all (every agent at every position), difference from their mean."""
+    from ..registry import make_agent
+    agents = [make_agent(f"ppo:{path}")] + list(entry.specs)
+    return paired_match(agents, rules, deals, seed, "all-play-all", entry.name)
+
+
+def evaluate_run(model, cfg: TrainConfig, run: Path, logger=None, log=print) -> dict:
+    """One evaluation of a run (module docstring): the headline match, then (eval_league_deals) the
+    league entries, whose differences become the league weights. Appends a row per match to
+    eval.jsonl and eval.csv and records eval/* scalars."""
+    rules = cfg.rules()
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "policy.zip"
+        model.save(path)
+        t0 = time.perf_counter()
+        head = evaluate_policy_zip(path, cfg.eval_against, rules, cfg.eval_deals, cfg.eval_seed)
+        head.update(timesteps=int(model.num_timesteps), seconds=time.perf_counter() - t0)
+        rows.append(head)
+        league = league_of(model.get_env())
+        if cfg.eval_league_deals and len(league.entries) > 1:
+            diffs = []
+            for en in league.entries:
+                t0 = time.perf_counter()
+                if len(set(en.specs)) == 1:
+                    r = evaluate_policy_zip(path, en.specs[0], rules, cfg.eval_league_deals,
+                                            cfg.eval_seed)
+                else:
+                    r = evaluate_mixed(path, en, rules, cfg.eval_league_deals, cfg.eval_seed)
+                r.update(timesteps=int(model.num_timesteps), seconds=time.perf_counter() - t0,
+                         against=f"league:{en.name}")
+                rows.append(r)
+                diffs.append(r["diff"])
+            league.set_diffs(diffs)
+    write_eval_rows(run, rows)
+    if logger is not None:
+        logger.record("eval/diff", head["diff"])
+        logger.record("eval/ci_low", head["ci_low"])
+        logger.record("eval/ci_high", head["ci_high"])
+        logger.record("eval/points", head["points"])
+        for r in rows[1:]:
+            logger.record(f"league/diff/{r['against'][7:]}", r["diff"])
+        if len(league.entries) > 1:
+            for s in league.stats():
+                logger.record(f"league/weight/{s['name']}", s["weight"])
+        logger.dump(int(model.num_timesteps))
+    log(f"eval at {model.num_timesteps:,} steps: {head['diff']:+.2f} "
+        f"[{head['ci_low']:+.2f}, {head['ci_high']:+.2f}] points per hand against "
+        f"{cfg.eval_against} ({head['deals']} deals, {head['seconds']:.1f} s)")
+    return head
+
+
+def write_eval_rows(run: Path, rows) -> None:
+    """Append the rows' EVAL_FIELDS to eval.jsonl and eval.csv (its header on first write)."""
+    with open(run / "eval.jsonl", "a") as f:
+        f.writelines(json.dumps({k: r[k] for k in EVAL_FIELDS}) + "\n" for r in rows)
+    path = run / "eval.csv"
+    new = not path.exists()
+    with open(path, "a", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=EVAL_FIELDS)
+        if new:
+            w.writeheader()
+        for r in rows:
+            w.writerow({k: r[k] for k in EVAL_FIELDS})

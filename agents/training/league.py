@@ -1,0 +1,281 @@
+"""The league of opponents: what every other seat of a training table plays.
+
+League: `opponents` is a list of entries, each a core bot spec for every other seat or
+per-seat specs joined by '+' ("greedy+heuristic+heuristic" at 4 teams). Every table draws
+an entry when it is dealt a hand, with weights that favour the entries the learner beats
+least: softmax(-paired difference / priority_temperature), mixed with `priority_uniform`
+of uniform (`league_weights`), where the paired differences come from the evaluation's
+matches against every entry (evaluation.py, `eval_league_deals`; uniform until the first
+evaluation).
+
+Snapshots (`snapshot_every`): every that many steps the learner is saved as
+snapshots/step_N.zip (checkpoints.py `save_snapshot`) and joins the league as an entry
+"snapshot:step_N" (at most `max_snapshots`, the oldest leaves), played at every other seat
+of the tables that draw it by FrozenPolicy exactly as make_agent("ppo:PATH") plays
+(deterministic). Those seats are POLICY_EXTERNAL in the env's bot arrays: per step one numba
+call gathers all their rows (nertz_env/envs/learner_batch.py `external`) and each live
+snapshot runs one forward pass over all of its rows. Evaluations play the learner against
+each snapshot like any entry.
+
+`make_env` builds the training env (NertzVecEnv -> LeagueVecEnv -> VecMonitor). Imports no
+other training module; stable-baselines3 only inside functions (LeagueVecEnv is made on
+first use).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from nertz_env.bot_specs import core_bot
+from nertz_env.core.policies import POLICY_EXTERNAL
+from nertz_env.core.scoring import relative_points
+from nertz_env.optional import require
+
+SNAPSHOT = "snapshot:"
+
+
+@dataclass
+class LeagueEntry:
+    """One opponent of the league: a name and, per other seat, the core bot (kind, knobs);
+    a snapshot (`path` set) holds every other seat with POLICY_EXTERNAL, its moves coming
+    from `policy` (a FrozenPolicy of the saved model, loaded by the league on first use)."""
+    name: str
+    specs: list       # per other seat: a make_agent spec (a snapshot's: "ppo:PATH")
+    seats: list       # [(kind, knobs int64 [K])] one per other seat, in seat order
+    path: str | None = None
+    policy: object = None
+
+
+def parse_entry(entry, n_others: int, where: str = "opponent") -> LeagueEntry:
+    """A league entry from a core bot spec (all other seats), specs joined by '+' (one
+    per other seat), or "snapshot:PATH" (a saved model of the learner at every other seat,
+    played deterministically as make_agent("ppo:PATH")); ValueError naming `where`
+    otherwise."""
+    if isinstance(entry, LeagueEntry):
+        return entry
+    if not isinstance(entry, str) or not entry.strip():
+        raise ValueError(f"{where}={entry!r} must be a core bot spec such as 'greedy' or "
+                         "'heuristic:style=river-builder', or 'snapshot:PATH' (learner "
+                         "snapshots: a saved model zip)")
+    if entry.strip().startswith(SNAPSHOT):
+        path = entry.strip()[len(SNAPSHOT):].strip()
+        if not path or not Path(path).is_file() or "," in path:
+            raise ValueError(f"{where}={entry!r}: a snapshot is 'snapshot:PATH' with PATH an "
+                             "existing model zip (no commas in the path)")
+        knobs = core_bot("random")[1] * 0
+        return LeagueEntry(f"snapshot:{Path(path).stem}", [f"ppo:{path}"] * n_others,
+                           [(POLICY_EXTERNAL, knobs)] * n_others, path=path)
+    specs = [s.strip() for s in entry.split("+")]
+    if len(specs) == 1:
+        specs = specs * n_others
+    if len(specs) != n_others:
+        raise ValueError(f"{where}={entry!r} names {len(specs)} seats joined by '+'; the table "
+                         f"has {n_others} other seats (or give one spec for all)")
+    seats = []
+    for s in specs:
+        try:
+            kind, knobs, _ = core_bot(s)
+        except ValueError as err:
+            raise ValueError(f"{where}: {err}") from None
+        seats.append((kind, knobs))
+    return LeagueEntry(entry.strip(), specs, seats)
+
+
+def league_weights(diffs, temperature: float, uniform: float) -> np.ndarray:
+    """Sampling weights of the entries: softmax(-diff / temperature) mixed with `uniform` of
+    the uniform weights; entries with no number yet (NaN) get the mean of those that have
+    one (all NaN: uniform)."""
+    d = np.asarray(diffs, np.float64)
+    n = d.size
+    if n == 0:
+        return d
+    known = np.isfinite(d)
+    if not known.any():
+        return np.full(n, 1.0 / n)
+    d = np.where(known, d, d[known].mean())
+    z = -(d - d.min()) / temperature
+    p = np.exp(z - z.max())
+    p /= p.sum()
+    return (1.0 - uniform) * p + uniform / n
+
+
+class _League:
+    """LeagueVecEnv's methods (the class itself is made on first use, over SB3's
+    VecEnvWrapper: importing SB3 imports torch, which `nertz --help` should not wait for).
+
+    A NertzVecEnv whose tables each play one league entry at a time: every table draws an
+    entry (league weights) when it is dealt a hand (at reset and when a hand ends), and the
+    entry's bots are written into that table's rows of the env's per-table bot arrays
+    (kinds / knobs [tables, seats]), which the core plays inside numba. A snapshot entry
+    marks those seats POLICY_EXTERNAL instead: per step the env gathers every such seat of
+    every table in one numba call and calls `_external` once, which runs one act_batch per
+    snapshot over all the rows of the tables that drew it (at most K forward passes for K
+    live snapshots). Per entry it counts the finished hands and the learner's mean relative
+    points (`stats()`)."""
+
+    def __init__(self, venv, entries, seed: int = 0, temperature: float = 2.0,
+                 uniform: float = 0.2):
+        super().__init__(venv)                       # VecEnvWrapper's
+        self.batch = venv.batch
+        self.learner_seat = venv.learner_seat
+        self.others = [s for s in range(venv.config.num_seats) if s != self.learner_seat]
+        self.team = venv.config.seat_team[self.learner_seat]
+        self.rng = np.random.default_rng(np.random.SeedSequence([int(seed), 7]))
+        self.temperature, self.uniform = float(temperature), float(uniform)
+        self.table_entry = np.zeros(self.num_envs, np.int64)
+        self.set_entries(entries)
+
+    def set_entries(self, entries, diffs=None) -> None:
+        """The hook for the league's opponents: a list of entries (core bot specs, '+'-joined
+        per-seat specs, or LeagueEntry), optionally with each one's paired difference (the
+        learner minus the entry, points per hand; NaN: unknown). Every table draws anew."""
+        parsed = [parse_entry(e, len(self.others), where=f"entries[{i}]")
+                  for i, e in enumerate(entries)]
+        if not parsed:
+            raise ValueError("entries must name at least one opponent")
+        d = np.full(len(parsed), np.nan) if diffs is None else np.asarray(diffs, float)
+        if d.shape != (len(parsed),):
+            raise ValueError(f"diffs: one number per entry ({len(parsed)}), got {d.shape}")
+        for en in parsed:
+            _load_snapshot(en)
+        self.entries, self.diffs = parsed, d
+        self.weights = league_weights(d, self.temperature, self.uniform)
+        self.hands = np.zeros(len(parsed), np.int64)
+        self.rel_sum = np.zeros(len(parsed), np.float64)
+        self._hook()
+        self._draw(np.arange(self.num_envs))
+
+    def add_snapshot(self, path, keep: int) -> None:
+        """A frozen copy of the learner (a saved model zip) joins the league with no
+        evaluation yet (NaN: the mean weight); beyond `keep` snapshots the oldest leaves.
+        Tables keep their entries; only those that held a dropped one draw anew."""
+        new = parse_entry(f"{SNAPSHOT}{path}", len(self.others), where="snapshot")
+        _load_snapshot(new)
+        snaps = [i for i, en in enumerate(self.entries) if en.path is not None]
+        drop = set(snaps[:max(0, len(snaps) + 1 - int(keep))])
+        kept = [i for i in range(len(self.entries)) if i not in drop]
+        remap = np.full(len(self.entries), -1, np.int64)
+        remap[kept] = np.arange(len(kept))
+        self.entries = [self.entries[i] for i in kept] + [new]
+        self.diffs = np.append(self.diffs[kept], np.nan)
+        self.hands = np.append(self.hands[kept], 0)
+        self.rel_sum = np.append(self.rel_sum[kept], 0.0)
+        self.weights = league_weights(self.diffs, self.temperature, self.uniform)
+        self.table_entry = remap[self.table_entry]
+        self._hook()
+        self._draw(np.flatnonzero(self.table_entry < 0))
+
+    def snapshot_paths(self) -> list:
+        """The live snapshots' model zips, oldest first."""
+        return [en.path for en in self.entries if en.path is not None]
+
+    def _hook(self) -> None:
+        """The env calls _external per step only while the league holds a snapshot."""
+        self.batch.external = self._external if self.snapshot_paths() else None
+
+    def _external(self, obs, masks, tables, seats) -> np.ndarray:
+        """The snapshots' moves at all their rows: one act_batch per snapshot over every
+        row of the tables that drew it."""
+        ids = np.zeros(len(tables), np.int64)
+        entry = self.table_entry[tables]
+        for i in np.unique(entry):
+            rows = np.flatnonzero(entry == i)
+            ids[rows] = self.entries[i].policy.act_batch(obs[rows], masks[rows])
+        return ids
+
+    def set_diffs(self, diffs) -> None:
+        """New paired differences (from an evaluation): new weights for the next draws."""
+        d = np.asarray(diffs, float)
+        if d.shape != (len(self.entries),):
+            raise ValueError(f"diffs: one number per entry ({len(self.entries)}), got {d.shape}")
+        self.diffs = d
+        self.weights = league_weights(d, self.temperature, self.uniform)
+
+    def _draw(self, tables) -> None:
+        if len(tables) == 0:
+            return
+        pick = self.rng.choice(len(self.entries), size=len(tables), p=self.weights)
+        self.table_entry[tables] = pick
+        for e, i in zip(tables, pick):
+            for s, (kind, knobs) in zip(self.others, self.entries[i].seats):
+                self.batch.kinds[e, s] = kind
+                self.batch.knobs[e, s] = knobs
+
+    def reset(self):
+        obs = self.venv.reset()
+        self._draw(np.arange(self.num_envs))
+        return obs
+
+    def step_wait(self):
+        obs, rewards, dones, infos = self.venv.step_wait()
+        done = np.flatnonzero(dones)
+        if done.size:
+            T = self.venv.config.num_teams
+            for e in done:
+                sc = np.asarray(infos[e]["final_scores"], np.float64)
+                rel = relative_points(sc[self.team], sc.sum(), T)
+                i = self.table_entry[e]
+                self.hands[i] += 1
+                self.rel_sum[i] += rel
+                infos[e]["opponent"] = self.entries[i].name
+            self._draw(done)
+        return obs, rewards, dones, infos
+
+    def stats(self) -> list:
+        """Per entry: name, weight, last evaluated difference, training hands and the
+        learner's mean relative points in them."""
+        return [{"name": en.name, "weight": float(w),
+                 "eval_diff": float(d) if np.isfinite(d) else None,       # None: not yet
+                 "hands": int(h), "mean_relative": float(r / h) if h else None}
+                for en, w, d, h, r in zip(self.entries, self.weights, self.diffs, self.hands,
+                                          self.rel_sum)]
+
+
+def _load_snapshot(entry: LeagueEntry) -> None:
+    """A snapshot entry's FrozenPolicy, as make_agent("ppo:PATH") plays it (deterministic)."""
+    if entry.path is not None and entry.policy is None:
+        from ..registry import make_agent
+        entry.policy = make_agent(f"ppo:{entry.path}").policy
+
+
+_LEAGUE_CLASS = []
+
+
+def league_class():
+    """LeagueVecEnv: _League over stable-baselines3's VecEnvWrapper, made once."""
+    if not _LEAGUE_CLASS:
+        vec_env = require("stable_baselines3.common.vec_env", "train", "the training league")
+        _LEAGUE_CLASS.append(type("LeagueVecEnv", (_League, vec_env.VecEnvWrapper),
+                                  {"__doc__": _League.__doc__.split("\n\n", 1)[1],
+                                   "__module__": __name__}))
+    return _LEAGUE_CLASS[0]
+
+
+def __getattr__(name):
+    if name == "LeagueVecEnv":
+        return league_class()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def make_env(cfg, seed: int | None = None, monitor: bool = True):
+    """The training env of a TrainConfig: NertzVecEnv + LeagueVecEnv (+ VecMonitor)."""
+    vec_env = require("stable_baselines3.common.vec_env", "train", "the training env")
+
+    from nertz_env.envs.vector import NertzVecEnv
+    seed = cfg.seed if seed is None else seed
+    rules = cfg.rules()
+    base = NertzVecEnv(num_envs=cfg.num_envs, config=rules, seed=seed, reward=cfg.reward)
+    env = league_class()(base, cfg.opponents, seed=seed, temperature=cfg.priority_temperature,
+                       uniform=cfg.priority_uniform)
+    return vec_env.VecMonitor(env) if monitor else env
+
+
+def league_of(env):
+    """The LeagueVecEnv inside wrappers (VecMonitor)."""
+    while not isinstance(env, _League):
+        env = getattr(env, "venv", None)
+        if env is None:
+            raise ValueError("no LeagueVecEnv in this env")
+    return env
