@@ -56,6 +56,9 @@ class StepObservation(NamedTuple):
     masks: np.ndarray              # int8 [B, S, N_ACTIONS], fresh (a copy of Engine.masks)
 
 
+_new_tuple = tuple.__new__
+
+
 def new_generator(seed) -> np.random.Generator:
     """numpy's default_rng(seed) for a seed numpy takes (None, an int >= 0, a sequence of
     them, a SeedSequence / BitGenerator / Generator); anything else a ValueError naming it."""
@@ -89,6 +92,7 @@ class Engine:
         self.masks = allocate_masks(self.config, n_tables)
         self.applied = np.zeros((n_tables, self.config.num_seats), np.int8)
         self.actions = np.zeros((n_tables, self.config.num_seats), np.int16)
+        self._actions_shape = self.actions.shape
         self.priority = np.full((n_tables, self.config.num_seats), -1, np.int32)
         self._all = np.ones(n_tables, np.int8)
         self._seat_obs = None
@@ -261,7 +265,10 @@ class Engine:
         obs and masks fresh arrays, the caller's to keep (masks is a copy of `self.masks`,
         which the engine goes on using). actions and checked as in `step`. actions=None, the
         older form: the ids already written into `self.actions` count as checked."""
-        if actions is None:
+        if checked and priority is None and type(actions) is np.ndarray \
+                and actions.shape == self._actions_shape:     # an env's every step
+            self.actions[:] = actions
+        elif actions is None:
             if self._raise_illegal:
                 self._check_legal(self.actions)
             if priority is not None:
@@ -278,7 +285,8 @@ class Engine:
             live = self.recorder.before_step(self)
             self._step_observe(obs, masks)
             self.recorder.after_step(self, live)
-        return StepObservation(self._summary_view, obs, masks)
+        # tuple.__new__: the NamedTuple without its Python-level __new__ (a one-table env's step)
+        return _new_tuple(StepObservation, (self._summary_view, obs, masks))
 
     def _bind(self, batch_kernel, tuples_kernel, *args):
         """The prange or the serial kernel (self.parallel) over all tables with these args,

@@ -224,6 +224,17 @@ def make_out_dir(out: str) -> None:
                          f"({err.strerror or err})") from None
 
 
+def finish_run(res, hands: int, args, digits: int) -> int:
+    """The end of a match command: the wall time and rate, then --out's files (res.write)."""
+    rate = hands / res.elapsed_s if res.elapsed_s > 0 else float("nan")
+    print(f"\nplayed in {res.elapsed_s:.{digits}f} s ({rate:,.0f} hands/s, including any numba "
+          "compile)")
+    if args.out:
+        paths = res.write(args.out, plot=not args.no_plot)
+        print("wrote " + ", ".join(str(p) for p in paths))
+    return 0
+
+
 def wrote(out, write, *args, **kw) -> None:
     """write(*args, **kw), then 'wrote PATH'; an OSError becomes a one-line ValueError."""
     try:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 
 from .common import (MAX_DEALS, MAX_GAME_HANDS, add_ray, add_record, check_record, csv_list,
-                     int_at_least, make_out_dir, positive_float, rules)
+                     finish_run, int_at_least, make_out_dir, positive_float, rules)
 
 
 def _treatments(items) -> dict:
@@ -70,12 +70,7 @@ def cmd_experiment(args) -> int:
     print(f"experiment {spec.name!r}: {len(spec.treatments)} treatment(s) against "
           f"{spec.baseline!r}, {cells} cell(s), {hands} hands, seed {spec.seed}")
     print(main_table(res))
-    print(f"\nplayed in {res.elapsed_s:.1f} s ({hands / max(res.elapsed_s, 1e-9):,.0f} hands/s, "
-          "including any numba compile)")
-    if args.out:
-        paths = res.write(args.out, plot=not args.no_plot)
-        print("wrote " + ", ".join(str(p) for p in paths))
-    return 0
+    return finish_run(res, hands, args, digits=1)
 
 
 def add_parser(sub) -> argparse.ArgumentParser:

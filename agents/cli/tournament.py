@@ -5,7 +5,8 @@ from __future__ import annotations
 import argparse
 
 from .common import (MAX_DEALS, MAX_GAME_HANDS, add_ray, add_record, add_rules, add_speeds,
-                     check_record, config, int_at_least, make_out_dir, positive_float)
+                     check_record, config, finish_run, int_at_least, make_out_dir,
+                     positive_float)
 
 DEFAULT_AGENTS = ("random,greedy,heuristic,heuristic:style=lake-rush,"
                   "heuristic:style=river-builder,heuristic:style=cautious")
@@ -53,12 +54,7 @@ def cmd_tournament(args) -> int:
     print(res.table())
     if res.precision is not None:
         print("\n" + res.precision_line())
-    rate = res.hands_played / res.elapsed_s if res.elapsed_s > 0 else float("nan")
-    print(f"\nplayed in {res.elapsed_s:.2f} s ({rate:,.0f} hands/s, including any numba compile)")
-    if args.out:
-        paths = res.write(args.out, plot=not args.no_plot)
-        print("wrote " + ", ".join(str(p) for p in paths))
-    return 0
+    return finish_run(res, res.hands_played, args, digits=2)
 
 
 def add_parser(sub) -> argparse.ArgumentParser:

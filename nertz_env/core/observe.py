@@ -250,6 +250,9 @@ class TableSummary(NamedTuple):
     scores: list                   # R29 hand score per team
 
 
+_new_tuple = tuple.__new__      # a NamedTuple without its Python-level __new__ (per step)
+
+
 class StepSummary:
     """The one reader of Engine.step_observe's packed summary rows (int64 [B, width]): no
     other module spells a SUM_ column. Properties are views of the engine's buffer, rewritten
@@ -286,8 +289,8 @@ class StepSummary:
         """Table e's row as Python numbers."""
         row = self.rows[e].tolist()
         a = SUM_APPLIED + self.n_seats
-        return TableSummary(row[SUM_STATUS], row[SUM_TICK], row[SUM_HAND], row[SUM_APPLIED:a],
-                            row[a:])
+        return _new_tuple(TableSummary, (row[SUM_STATUS], row[SUM_TICK], row[SUM_HAND],
+                                         row[SUM_APPLIED:a], row[a:]))
 
 
 @njit(cache=True, error_model="numpy", _nrt=False)

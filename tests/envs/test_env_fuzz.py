@@ -260,7 +260,8 @@ def test_vector_env_illegal_ids_under_raise(data):
     acts = np.zeros(N_ENVS, np.int64)
     e = data.draw(st.integers(0, N_ENVS - 1))
     acts[e] = data.draw(st.sampled_from(np.flatnonzero(~masks[e]).tolist()))
-    rejects(env, lambda: env.step(acts), f"table {e}\\): action id {acts[e]} .*R31")
+    rejects(env, lambda: env.step(acts),
+            f"actions\\[{e}\\] \\(table {e}, seat {env.learner_seat}\\): action id {acts[e]} .*R31")
 
 
 def test_vector_envs_word_bad_arrays_alike():
