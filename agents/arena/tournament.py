@@ -31,14 +31,12 @@ from nertz_env.config import RulesConfig
 from ..registry import make_agent, split_specs
 from ..stats import estimators as stats
 from ..stats import report
-from .deals import deal_keys, hand_keys, policy_keys  # noqa: F401  (names of this module before the split)
 from .distributed import check_executor, play_deals_ray
 from .play import MatchPlan, Roster, play_deals
-from .precision import half_width, next_deals, play_to_precision  # noqa: F401
-from .progress import (COMPILE_NOTICE, compile_notice, grow_bar,  # noqa: F401
-                       kernel_cached, numba_cache_dirs, print_compile_notice, progress_bar)
+from .precision import half_width, play_to_precision
+from .progress import grow_bar, print_compile_notice, progress_bar
 from .records import hand_records, parse_record, record_chosen, replay_name
-from .seatings import FORMATS, make_lineups, position_group, resolve_format, seatings  # noqa: F401
+from .seatings import make_lineups, resolve_format, seatings
 
 MODES = ("hands", "games")
 

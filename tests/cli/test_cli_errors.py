@@ -14,6 +14,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from agents.arena import progress as tournament_progress
 from agents.arena import tournament
 from agents.cli import main
 
@@ -246,10 +247,10 @@ def test_first_run_says_numba_is_compiling(tmp_path):
             "--teams", "2", "--deals", "2", "--no-plot"]
     first = subprocess.run(argv, cwd=ROOT, env=env, capture_output=True, text=True, timeout=900)
     assert first.returncode == 0, first.stderr
-    assert tournament.COMPILE_NOTICE in first.stderr
+    assert tournament_progress.COMPILE_NOTICE in first.stderr
     second = subprocess.run(argv, cwd=ROOT, env=env, capture_output=True, text=True, timeout=900)
     assert second.returncode == 0, second.stderr
-    assert tournament.COMPILE_NOTICE not in second.stderr
+    assert tournament_progress.COMPILE_NOTICE not in second.stderr
 
 
 def test_quiet_has_no_compile_notice(tmp_path, monkeypatch, capsys):
@@ -260,6 +261,6 @@ def test_quiet_has_no_compile_notice(tmp_path, monkeypatch, capsys):
     monkeypatch.setattr(numba.config, "CACHE_DIR", str(tmp_path))
     argv = ["tournament", "--agents", "random,greedy", "--teams", "2", "--deals", "2"]
     assert main(argv) == 0
-    assert tournament.COMPILE_NOTICE in capsys.readouterr().err
+    assert tournament_progress.COMPILE_NOTICE in capsys.readouterr().err
     assert main(argv + ["--quiet"]) == 0
     assert capsys.readouterr().err == ""
