@@ -32,7 +32,7 @@ MAX_TOP = 8
 
 # Layer of each subpackage / top-level module; a module may import only from layers <= its own.
 LAYERS = {
-    "nertz_env": {"optional": 0, "encoding": 0, "core": 1, "config": 2, "actions": 2,
+    "nertz_env": {"optional": 0, "encoding": 0, "files": 0, "core": 1, "config": 2, "actions": 2,
                   "bot_specs": 2, "engine": 3, "table": 4, "envs": 5, "replay": 6,
                   "nertz_v0": 5, "__init__": 7},
     "agents": {"base": 0, "specs": 0, "python_policies": 1, "bots": 1, "learned": 2,

@@ -1,0 +1,48 @@
+"""Writes that are whole or absent: the bytes go to a temporary file beside the target
+(same folder, so same file system), are flushed to disk, and only then renamed over the
+target (`os.replace` is atomic on POSIX and Windows). A failure at any point (a full disk,
+an interrupt, an exception in the caller's block) removes the temporary file and leaves the
+target as it was, so no file that looks complete is ever a cut one."""
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from contextlib import contextmanager
+from pathlib import Path
+
+
+@contextmanager
+def atomic_path(path):
+    """Yield a temporary path beside `path`; when the block ends normally the temporary file
+    replaces `path`, otherwise it is removed. For writers that want a file name (np.savez,
+    Pillow, imageio, torch.save): write to the yielded path."""
+    target = Path(path)
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".part", dir=target.parent)
+    os.close(fd)
+    tmp = Path(tmp)
+    try:
+        yield tmp
+        with open(tmp, "rb+") as fh:      # the bytes on disk before the name points at them
+            os.fsync(fh.fileno())
+        os.replace(tmp, target)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+
+
+def write_bytes(path, data: bytes) -> Path:
+    """`data` to `path`, whole or not at all; returns the path."""
+    with atomic_path(path) as tmp:
+        tmp.write_bytes(data)
+    return Path(path)
+
+
+def write_text(path, text: str) -> Path:
+    """`text` (UTF-8) to `path`, whole or not at all; returns the path."""
+    return write_bytes(path, text.encode("utf-8"))
+
+
+def write_json(path, obj, indent: int | None = 2) -> Path:
+    """`obj` as JSON to `path` (strict JSON: NaN and infinities refused), whole or not at all."""
+    return write_text(path, json.dumps(obj, indent=indent, allow_nan=False) + "\n")

@@ -1,0 +1,105 @@
+"""Readers with a ceiling: a file is read only up to a byte cap, a gzip stream is inflated
+only up to a cap (a 2 MB bomb that would inflate to 2 GiB is refused after inflating the
+cap, in well under a second), a zip member is read only up to a cap whatever its header
+claims, and JSON is parsed only when its nesting is shallow enough for Python's parser (a
+deep one is a ValueError, not a RecursionError traceback). Every refusal is a ValueError
+naming what was read (`what`) and the limit."""
+from __future__ import annotations
+
+import json
+import re
+import zipfile
+import zlib
+
+import numpy as np
+
+MAX_JSON_DEPTH = 64          # far deeper than any file the project writes (replays: 5)
+_CHUNK = 1 << 20
+_STRING = re.compile(rb'"(?:[^"\\]|\\.)*"', re.S)
+
+
+def _mb(n: int) -> str:
+    return f"{n / 2**20:g} MiB"
+
+
+def read_capped(path, max_bytes: int, what: str = "file") -> bytes:
+    """The bytes of `path`, refused (ValueError naming `what` and the cap) when over
+    `max_bytes`; never reads more than max_bytes + 1."""
+    with open(path, "rb") as fh:
+        data = fh.read(max_bytes + 1)
+    if len(data) > max_bytes:
+        raise ValueError(f"{what} {str(path)!r} is larger than {_mb(max_bytes)}, the most "
+                         "this reader holds; it is refused unread")
+    return data
+
+
+def gunzip_capped(data: bytes, max_bytes: int, what: str = "gzip data") -> bytes:
+    """`data` (one gzip member, or a zlib stream) inflated, refused when it would inflate to
+    more than `max_bytes` or is not complete gzip."""
+    d = zlib.decompressobj(wbits=47)         # 32 + 15: gzip or zlib header, detected
+    out = []
+    size = 0
+    buf = data
+    try:
+        while buf:
+            piece = d.decompress(buf, max_bytes + 1 - size)
+            out.append(piece)
+            size += len(piece)
+            if size > max_bytes:
+                raise ValueError(f"{what} inflates to more than {_mb(max_bytes)}, the most this "
+                                 "reader holds; it is refused (a damaged or hostile file?)")
+            buf = d.unconsumed_tail
+            if d.eof:
+                break
+        if not d.eof:
+            raise ValueError(f"{what} is cut short: the gzip stream does not end")
+    except zlib.error as exc:
+        raise ValueError(f"{what} is not valid gzip data ({exc})") from None
+    return b"".join(out)
+
+
+def zip_member_capped(zf, name: str, max_bytes: int, what: str = "zip member") -> bytes:
+    """Member `name` of the open zipfile `zf`, refused when its header or its actual inflated
+    size is over `max_bytes` (a header can lie; the read stops at the cap either way)."""
+    try:
+        info = zf.getinfo(name)
+    except KeyError:
+        raise ValueError(f"{what}: the archive has no {name!r}") from None
+    if info.file_size > max_bytes:
+        raise ValueError(f"{what} {name!r} would inflate to {_mb(info.file_size)}, over the "
+                         f"{_mb(max_bytes)} this reader holds; it is refused")
+    try:
+        with zf.open(info) as fh:      # zipfile stops at the header's size and checks the CRC
+            data = fh.read(max_bytes + 1)
+    except (zipfile.BadZipFile, zlib.error, EOFError) as exc:
+        raise ValueError(f"{what} {name!r} is damaged ({exc})") from None
+    if len(data) > max_bytes:
+        raise ValueError(f"{what} {name!r} inflates to more than {_mb(max_bytes)}; refused")
+    return data
+
+
+def json_depth(raw: bytes) -> int:
+    """The deepest nesting of arrays and objects in JSON text `raw` (strings skipped)."""
+    bare = _STRING.sub(b'""', raw)
+    a = np.frombuffer(bare, dtype=np.uint8)
+    step = (np.isin(a, (ord("["), ord("{"))).astype(np.int64)
+            - np.isin(a, (ord("]"), ord("}"))).astype(np.int64))
+    return int(np.cumsum(step).max(initial=0))
+
+
+def json_loads_bounded(raw, what: str = "JSON", max_depth: int = MAX_JSON_DEPTH):
+    """`raw` (bytes or str) parsed as strict JSON (no NaN or Infinity), refused when nested
+    deeper than `max_depth` or not valid JSON: a ValueError naming `what` either way."""
+    if isinstance(raw, str):
+        raw = raw.encode("utf-8")
+    depth = json_depth(raw)
+    if depth > max_depth:
+        raise ValueError(f"{what} is nested {depth} levels deep; at most {max_depth} are read")
+
+    def no_constant(name):
+        raise ValueError(f"{what} holds {name}, which is not JSON")
+
+    try:
+        return json.loads(raw, parse_constant=no_constant)
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise ValueError(f"{what} is not valid JSON ({exc})") from None
