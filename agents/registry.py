@@ -4,10 +4,16 @@
     greedy                                   Lake first, then Nertz to River, then flip
     heuristic                                heuristic:style=balanced
     heuristic:style=cautious,withhold_stream=when-useful,flip=20
-    ppo:PATH                                 a saved MaskablePPO (or PPO) model (needs [train])
+    ppo:PATH.npz                             a model in the safe format (PATH.npz + PATH.json,
+                                             `nertz export`): no code runs, numpy only
+    ppo:PATH                                 a saved MaskablePPO (or PPO) zip (needs [train]),
+                                             rebuilt without unpickling anything
     ppo:PATH,deterministic=false,device=cpu  its options, after the path
-    learned                                  the shipped 2-team model (agents/learned/models/, needs [train])
-    learned:teams=4                          the shipped 4-team model (deterministic, device too)
+    ppo:PATH,trust=yes                       SB3's own load, pickles and all (a custom policy):
+                                             it runs code stored in the file
+    learned                                  the shipped model for the table it sits at
+                                             (agents/learned/models/, numpy only)
+    learned:teams=4                          the shipped 4-team model, at any table
     rllib:PATH                               an RLlib checkpoint (train/rllib_ppo.py --out DIR:
                                              DIR/checkpoint), greedy; needs ray[rllib]
     rllib:PATH,policy=team0,deterministic=false   one policy of several; sampled moves
@@ -15,12 +21,20 @@
 Grammar: KIND[:OPTIONS]. For heuristic, OPTIONS is KEY=VALUE pairs separated by commas
 (style=S and the knobs of docs/heuristics.md, nertz_env/bot_specs.py STYLES). For ppo, OPTIONS is
 the model's path (SB3 also tries PATH.zip), then optionally ",KEY=VALUE" pairs:
-deterministic=true|false (default true) and device=cpu|cuda|cuda:N|auto (default cpu);
-the path itself may not contain a comma. For rllib, the same: the checkpoint's path,
-then policy=ID (needed when it holds several policies) and deterministic=true|false
-(agents/learned/rllib.py; loaded without starting Ray). Unknown kinds, options and values
-are ValueErrors naming the spec. In a list of specs (split_specs), a comma-separated part
-KEY=VALUE whose KEY is a plain name belongs to the agent before it.
+deterministic=true|false (default true), device=cpu|cuda|cuda:N|auto (default cpu; SB3 zips
+only) and trust=yes|no (default no; SB3 zips only); the path itself may not contain a comma.
+
+Model files are code's way in: an SB3 zip holds pickled objects that SB3's load would run, an
+RLlib checkpoint is unpickled by RLlib itself. `ppo:` reads SB3 zips without unpickling
+(trust=yes is the opt-in for the rest); `rllib:` cannot avoid it: load only checkpoints you
+made or trust. The safe format runs no code (docs/models.md). A model whose observation or
+action size does not fit this game is refused here, at make_agent, naming both sizes.
+
+For rllib, the same: the checkpoint's path, then policy=ID (needed when it holds several
+policies) and deterministic=true|false (agents/learned/rllib.py; loaded without starting
+Ray). Unknown kinds, options and values are ValueErrors naming the spec. In a list of specs
+(split_specs), a comma-separated part KEY=VALUE whose KEY is a plain name belongs to the
+agent before it.
 
 Core bot specs are parsed by nertz_env/bot_specs.py (parse_bot) and the model kinds' options by
 agents/specs.py (path_options); this module only turns parsed specs into Agent objects.
@@ -40,25 +54,30 @@ from .specs import checked_options, path_options, split_specs
 KINDS = (*CORE_KINDS, "ppo", "learned", "rllib")
 MODELS_DIR = Path(__file__).resolve().parent / "learned" / "models"    # the shipped models (docs/models.md)
 LEARNED_OPTIONS = ("teams", "deterministic", "device")
-PPO_OPTIONS = ("deterministic", "device")
+PPO_OPTIONS = ("deterministic", "device", "trust")
+_TRUST = {"yes": True, "true": True, "no": False, "false": False}
 _DEVICE = re.compile(r"cpu|auto|cuda(:\d+)?")
 _TRAILING_OPTION = re.compile(r"^(.+?):([A-Za-z_]\w*=.*)$")     # ppo:m.zip:deterministic=true
 
 
-def _ppo_agent(spec: str, rest: str):
+def _ppo_agent(spec: str, rest: str, seed=None):
     path, opts, det = path_options(spec, rest, "ppo", PPO_OPTIONS,
                                    "path/to/model.zip[,deterministic=false]")
     opts_text = rest.partition(",")[2]
     device = opts.get("device", "cpu")
     if not _DEVICE.fullmatch(device):
         raise ValueError(f"agent {spec!r}: device={device!r} must be cpu, cuda, cuda:N or auto")
+    trust = opts.get("trust", "no").lower()
+    if trust not in _TRUST:
+        raise ValueError(f"agent {spec!r}: trust={opts['trust']!r} must be yes or no (yes: "
+                         "SB3's own load, which runs code stored in the file)")
     trailing = _TRAILING_OPTION.match(path)
     if trailing and not Path(path).exists() and not Path(f"{path}.zip").exists():
         raise ValueError(f"agent {spec!r}: ppo options follow the path after a comma: "
                          f"ppo:{trailing.group(1)},{trailing.group(2)}")
     from .learned.ppo import PPOAgent
     try:
-        agent = PPOAgent(path, deterministic=det, device=device)
+        agent = PPOAgent(path, deterministic=det, device=device, trust=_TRUST[trust], seed=seed)
     except ValueError as err:
         raise ValueError(f"agent {spec!r}: {err}") from err.__cause__
     if opts_text.strip():
@@ -67,28 +86,33 @@ def _ppo_agent(spec: str, rest: str):
 
 
 def shipped_models() -> dict:
-    """{teams: path} of the models shipped in agents/learned/models/ (learned_<T>teams.zip)."""
-    out = {}
-    for p in sorted(MODELS_DIR.glob("learned_*teams.zip")):
-        t = p.stem[len("learned_"):-len("teams")]
-        if t.isdigit():
-            out[int(t)] = p
-    return out
+    """{teams: path of the .npz} of the models shipped in agents/learned/models/
+    (learned_<T>teams.npz with its .json: the safe format)."""
+    from .learned.shipped import shipped_models as found
+    return found(MODELS_DIR)
 
 
-def _learned_agent(spec: str, rest: str):
+def _learned_agent(spec: str, rest: str, seed=None):
     opts = checked_options(spec, rest, "learned", LEARNED_OPTIONS)
     models = shipped_models()
-    teams = opts.pop("teams", "2")
-    if not teams.isdigit() or int(teams) not in models:
-        have = ", ".join(map(str, models)) or "none (reinstall the package)"
+    have = ", ".join(map(str, models)) or "none (reinstall the package)"
+    teams = opts.get("teams")
+    if not models or teams is not None and (not teams.isdigit() or int(teams) not in models):
         raise ValueError(f"agent {spec!r}: teams={teams!r}: shipped models are for teams "
                          f"{have} (docs/models.md)")
-    path = models[int(teams)]
-    extra = "".join(f",{k}={v}" for k, v in opts.items())
-    agent = _ppo_agent(spec, f"{path}{extra}")
-    agent.name = spec
-    return agent
+    det = opts.get("deterministic", "true").lower()
+    if det not in ("true", "false"):
+        raise ValueError(f"agent {spec!r}: deterministic={opts['deterministic']!r} must be "
+                         "true or false")
+    if opts.get("device", "cpu") != "cpu":
+        raise ValueError(f"agent {spec!r}: device={opts['device']!r}: the shipped models play "
+                         "in numpy on the CPU; device= takes only cpu")
+    from .learned.shipped import LearnedAgent
+    try:
+        return LearnedAgent(models, None if teams is None else int(teams),
+                            deterministic=det == "true", seed=seed, name=spec)
+    except ValueError as err:
+        raise ValueError(f"agent {spec!r}: {err}") from err.__cause__
 
 
 def _core_agent(spec: str, seed):
@@ -117,9 +141,9 @@ def make_agent(spec, seed=None):
     if kind in CORE_KINDS:
         return _core_agent(spec, seed)
     if kind == "ppo":
-        return _ppo_agent(spec, rest)
+        return _ppo_agent(spec, rest, seed)
     if kind == "learned":
-        return _learned_agent(spec, rest)
+        return _learned_agent(spec, rest, seed)
     if kind == "rllib":
         from .learned.rllib import from_spec
         return from_spec(spec, rest, seed)

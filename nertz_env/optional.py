@@ -18,6 +18,7 @@ EXTRAS = {
     "ray": "pip install -e '.[ray]'",
     "video": "pip install -e '.[video]'",
     "clients": "pip install -e '.[clients]'",
+    "export": "pip install -e '.[export]'",
     "test": "pip install -e '.[test]'",
 }
 

@@ -1,69 +1,62 @@
-"""Learned agents: a saved stable-baselines3 / sb3-contrib model as an Agent (needs the
-`[train]` extra). MaskablePPO models get the action mask; other models' illegal choices
-are played as Wait (id 0), which is always legal."""
+"""`ppo:PATH`: a saved model as an Agent, from either of two formats.
+
+- The safe format (PATH.npz with PATH.json beside it, `nertz export` writes it;
+  agents/learned/weights.py): plain arrays, played in numpy; reading it runs no code and
+  needs neither torch nor SB3.
+- A stable-baselines3 / sb3-contrib zip (`model.save()`, needs the `[train]` extra). An SB3
+  zip holds pickled Python objects, and SB3's own `load` unpickles them: a zip from someone
+  else can run any code on your machine. `ppo:` never unpickles one: the stock PPO /
+  MaskablePPO MlpPolicy is rebuilt from the file's plain parts (agents/learned/sb3_zip.py)
+  and anything else is refused, unless the spec says `trust=yes` (then SB3's own load runs,
+  pickles and all: only for files whose author you trust).
+
+MaskablePPO models get the action mask; a plain PPO model's illegal choices go to the table,
+whose illegal_move rule decides (R31, docs/rules.md).
+"""
 from __future__ import annotations
 
-from pathlib import Path
-
-import numpy as np
-
 from nertz_env.envs.opponents import FrozenPolicy
-from nertz_env.optional import MissingDependency, require
 
 from ..base import Agent, check_batch
+from .sb3_zip import check_sizes, load_sb3
+from .weights import NumpyPolicy, is_weights
 
 
-def _one_line(err: BaseException) -> str:
-    """An exception as one line (the CLI prints errors on one line)."""
-    text = " ".join(str(err).split())
-    return f"{type(err).__name__}: {text}" if text else type(err).__name__
+def load_model(path, device: str = "cpu", trust: bool = False):
+    """A saved MaskablePPO (or PPO) model from its zip, unpickling nothing unless trust=True
+    (agents/learned/sb3_zip.py). ValueError naming the path for every refusal."""
+    return load_sb3(path, device=device, trust=trust)
 
 
-def load_model(path, device: str = "cpu"):
-    """A saved MaskablePPO model, else a saved PPO model, from `path` (or `path`.zip, as SB3
-    reads it). ValueError naming the path when the file is missing or neither class loads it
-    (with both loaders' messages: the real reason is in one of them)."""
-    p = Path(path)
-    if not p.is_file() and not Path(f"{p}.zip").is_file():
-        raise ValueError(f"ppo model {str(path)!r} does not exist (nor {str(path) + '.zip'!r}); "
-                         "give the path of a model saved with model.save()")
-    errors = []
-    purpose = f"ppo model {str(path)!r}: a ppo agent (the train extra)"
-    try:
-        MaskablePPO = require("sb3_contrib", "train", purpose).MaskablePPO
-    except MissingDependency as exc:       # a plain PPO model loads without sb3-contrib
-        errors.append(("MaskablePPO", exc))
-    else:
-        try:
-            return MaskablePPO.load(str(p), device=device)
-        except Exception as exc:  # any loader failure: try PPO, then report both
-            errors.append(("MaskablePPO", exc))
-    PPO = require("stable_baselines3", "train", purpose).PPO
-    try:
-        return PPO.load(str(p), device=device)
-    except Exception as exc:  # reported together with the MaskablePPO error
-        errors.append(("PPO", exc))
-    why = "; ".join(f"as {name}: {_one_line(exc)}" for name, exc in errors)
-    raise ValueError(f"ppo model {str(path)!r} could not be loaded ({why})") from errors[-1][1]
+def load_weights_policy(path, deterministic: bool = True, seed=None) -> NumpyPolicy:
+    """A model in the safe format (NAME.npz + NAME.json), sizes checked against this game."""
+    policy = NumpyPolicy.load(path, deterministic=deterministic, seed=seed, name=str(path))
+    check_sizes(policy.obs_size, policy.n_actions, f"model {str(path)!r}")
+    return policy
 
 
 class PPOAgent(Agent):
-    """`ppo:path/to/model.zip`: a saved MaskablePPO (or PPO) model, deterministic actions by
-    default; the predicting is nertz_env.envs.opponents.FrozenPolicy's (a stock MlpPolicy's
-    network run directly: predict's ids without its per-call overhead). Tournaments call
-    act_batch once per tick with every table and seat the agent holds."""
+    """`ppo:PATH[,deterministic=false][,device=..][,trust=yes]`: deterministic moves by
+    default (SB3 predict's choice: the most probable legal move). An SB3 zip plays through
+    nertz_env.envs.opponents.FrozenPolicy (its network run directly); a .npz/.json model
+    through NumpyPolicy, whose draws (deterministic=false) come from a generator seeded with
+    `seed`. Tournaments call act_batch once per tick with every table and seat it holds."""
 
-    def __init__(self, path, deterministic: bool = True, device: str = "cpu"):
+    def __init__(self, path, deterministic: bool = True, device: str = "cpu",
+                 trust: bool = False, seed=None):
         if not isinstance(deterministic, bool):
             raise ValueError(f"deterministic={deterministic!r} must be True or False")
-        # illegal picks (an unmasked PPO) go to the table, whose illegal_move decides (R31)
-        self.policy = FrozenPolicy(load_model(path, device=device), deterministic=deterministic,
-                                   on_illegal="pass")
+        if is_weights(path):
+            self.policy = load_weights_policy(path, deterministic, seed)
+        else:
+            # illegal picks (an unmasked PPO) go to the table, whose illegal_move decides (R31)
+            self.policy = FrozenPolicy(load_model(path, device=device, trust=trust),
+                                       deterministic=deterministic, on_illegal="pass")
         self.name = f"ppo:{path}"
 
     def act(self, observation, action_mask) -> int:
         return self.policy.act(observation, action_mask)
 
-    def act_batch(self, observations, action_masks) -> np.ndarray:
+    def act_batch(self, observations, action_masks):
         obs, masks = check_batch(observations, action_masks)
         return self.policy.act_batch(obs, masks)

@@ -16,6 +16,13 @@ forward_train alike), the value head on the observation alone. It reads nertz_v0
 observation keys, so no connector renames anything. The class is built on first access
 (PEP 562 module __getattr__): importing this module imports neither ray nor torch, yet a
 checkpoint's pickled reference `agents.learned.rllib.MaskedPPOModule` resolves.
+
+An RLlib checkpoint is pickles: RLModule.from_checkpoint unpickles class_and_ctor_args.pkl
+(and RLlib's state files), so loading a checkpoint from someone else runs whatever code they
+put in it. There is no safe way to read one: load only checkpoints you made or whose author
+you trust, and share models in the safe format instead (NAME.npz + NAME.json, numpy only,
+docs/models.md). A module whose observation or action size does not fit a Nertz seat is
+refused at load, naming both sizes.
 """
 from __future__ import annotations
 
@@ -146,7 +153,21 @@ def load_module(path, policy: str | None = None):
         raise ValueError(f"rllib checkpoint {str(path)!r}: policy {policy!r} could not be "
                          f"loaded ({type(exc).__name__}: {' '.join(str(exc).split())})") from exc
     module.eval()
+    _check_module_sizes(module, f"rllib checkpoint {str(path)!r}: policy {policy!r}")
     return policy, module
+
+
+def _check_module_sizes(module, what: str) -> None:
+    """The module's spaces against a seat's (observation Dict or flat Box, Discrete actions)."""
+    from .sb3_zip import check_sizes
+    space = getattr(module, "observation_space", None)
+    spaces = getattr(space, "spaces", None)
+    if spaces is not None and "observation" in spaces:
+        space = spaces["observation"]
+    shape = getattr(space, "shape", None)
+    n = getattr(getattr(module, "action_space", None), "n", None)
+    if shape is not None and n is not None:
+        check_sizes(int(np.prod(shape)), int(n), what)
 
 
 class RLlibAgent(Agent):

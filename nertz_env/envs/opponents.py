@@ -54,6 +54,7 @@ class FrozenPolicy:
                              f"{type(model).__name__}")
         if not (isinstance(on_illegal, str) and on_illegal in ON_ILLEGAL):
             raise ValueError(f"on_illegal={on_illegal!r}: one of {ON_ILLEGAL}")
+        check_model_spaces(model, f"FrozenPolicy({type(model).__name__})")
         self.model = model
         self.deterministic = bool(deterministic)
         self.on_illegal = on_illegal
@@ -107,6 +108,23 @@ class FrozenPolicy:
     def __repr__(self) -> str:
         return (f"FrozenPolicy({type(self.model).__name__}, masked={self.masked}, "
                 f"on_illegal={self.on_illegal!r})")
+
+
+def check_model_spaces(model, what: str) -> None:
+    """A model that declares its spaces must fit a Nertz seat's: refused here, at load, with
+    both sizes named (not at the first tick)."""
+    from ..actions import N_ACTIONS
+    from ..core.observe import OBS_DIM
+    obs = getattr(model, "observation_space", None)
+    act = getattr(model, "action_space", None)
+    shape = getattr(obs, "shape", None)
+    n_obs = int(np.prod(shape)) if shape else None
+    n_act = getattr(act, "n", None)
+    if (n_obs is not None and n_obs != OBS_DIM) or (n_act is not None and int(n_act) != N_ACTIONS):
+        raise ValueError(f"{what} does not fit this game: it takes observations of "
+                         f"{n_obs} values and chooses among {n_act} actions; a Nertz seat has "
+                         f"{OBS_DIM} and {N_ACTIONS} (nertz_env/core/observe.py, "
+                         "nertz_env/actions.py)")
 
 
 def _direct_policy(model):

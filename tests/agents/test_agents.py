@@ -205,16 +205,32 @@ def test_ppo_specs_load_models_and_options(tmp_path):
 
 
 def test_ppo_load_errors_keep_the_real_reasons(tmp_path):
-    """A file neither loader reads: one ValueError naming the path and both loaders' errors
-    (not PPO's alone, not a FileNotFoundError)."""
-    pytest.importorskip("sb3_contrib")
+    """A file that is no model, or a model zip with a part missing: one ValueError naming the
+    spec, the path and the real reason (not a FileNotFoundError, not a traceback)."""
+    sb3c = pytest.importorskip("sb3_contrib")
+    import zipfile
+
+    from nertz_env.envs.spaces import SpacesOnlyEnv
     bad = tmp_path / "m.zip"
     bad.write_bytes(b"not a zip file")
-    with pytest.raises(ValueError) as exc:
-        make_agent(f"ppo:{bad}")
-    text = str(exc.value)
-    assert str(bad) in text and "as MaskablePPO:" in text and "as PPO:" in text
-    assert "\n" not in text
+    good = tmp_path / "good.zip"
+    sb3c.MaskablePPO("MlpPolicy", SpacesOnlyEnv(), n_steps=8, batch_size=8,
+                     device="cpu").save(good)
+    with zipfile.ZipFile(good) as z:
+        data = z.read("data")
+    with zipfile.ZipFile(tmp_path / "nopolicy.zip", "w") as z:        # data, no weights
+        z.writestr("data", data)
+    with zipfile.ZipFile(tmp_path / "nodata.zip", "w") as z:
+        z.writestr("policy.pth", b"x")
+    for path, words in ((bad, "is not an SB3 model zip (BadZipFile"),
+                        (tmp_path / "nopolicy.zip", "could not be loaded as MaskablePPO "
+                                                    "(KeyError"),
+                        (tmp_path / "nodata.zip", "has no 'data'")):
+        with pytest.raises(ValueError) as exc:
+            make_agent(f"ppo:{path}")
+        text = str(exc.value)
+        assert text.startswith(f"agent 'ppo:{path}'") and words in text, text
+        assert "\n" not in text
     (tmp_path / "dir.zip").mkdir()
     with pytest.raises(ValueError, match="does not exist"):
         make_agent(f"ppo:{tmp_path / 'dir.zip'}")

@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 from unittest import mock
 
+import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -159,13 +160,13 @@ def test_good_values_reach_the_tournament():
 
 
 def test_ppo_spec_with_an_unreadable_model_is_one_line(tmp_path):
-    """ppo:PATH naming a file that is no model: both loaders' reasons, on one line."""
+    """ppo:PATH naming a file that is no model: the reason, on one line."""
     pytest.importorskip("sb3_contrib")
     bad = tmp_path / "m.zip"
     bad.write_bytes(b"not a zip file")
     rc, err = run_cli(T + ["--agents", f"random,ppo:{bad}"])
     assert_one_line_error(rc, err)
-    assert "as MaskablePPO:" in err and "as PPO:" in err
+    assert f"agent 'ppo:{bad}'" in err and "is not an SB3 model zip (BadZipFile" in err
     rc, err = run_cli(T + ["--agents", f"random,ppo:{bad}:deterministic=true"])
     assert_one_line_error(rc, err)
     assert f"ppo:{bad},deterministic=true" in err
@@ -244,7 +245,7 @@ def test_first_run_says_numba_is_compiling(tmp_path):
     serial tournament kernel once: slow, hence the mark.)"""
     env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path / "numba"))
     argv = [sys.executable, "-m", "agents", "tournament", "--agents", "random,greedy",
-            "--teams", "2", "--deals", "2", "--no-plot"]
+            "--teams", "2", "--deals", "2"]                       # no --out: writes nothing
     first = subprocess.run(argv, cwd=ROOT, env=env, capture_output=True, text=True, timeout=900)
     assert first.returncode == 0, first.stderr
     assert tournament_progress.COMPILE_NOTICE in first.stderr
@@ -264,3 +265,41 @@ def test_quiet_has_no_compile_notice(tmp_path, monkeypatch, capsys):
     assert tournament_progress.COMPILE_NOTICE in capsys.readouterr().err
     assert main(argv + ["--quiet"]) == 0
     assert capsys.readouterr().err == ""
+
+
+# --------------------------------------------------------------------------- nertz export
+def _tiny_safe_model(path):
+    from agents.learned.weights import FORMAT, VERSION, array_shapes, save_weights
+    meta = {"format": FORMAT, "version": VERSION,
+            "architecture": {"type": "mlp", "hidden": [4], "activation": "tanh",
+                             "action_net": "masked"},
+            "observation_size": 791, "action_size": 322, "arrays": {}, "table": None,
+            "rules": None, "provenance": None}
+    meta["arrays"] = {k: list(v) for k, v in array_shapes(meta).items()}
+    return save_weights(path, meta, {k: np.zeros(v, np.float32)
+                                     for k, v in array_shapes(meta).items()})[0]
+
+
+def test_export_without_onnx_installed_is_one_line_and_writes_nothing(tmp_path):
+    """--onnx with the onnx package missing: one line naming the export extra, checked before
+    anything is read or written (OUT is not left behind half the job done)."""
+    npz = _tiny_safe_model(tmp_path / "m")
+    with mock.patch.dict(sys.modules, {"onnx": None}):        # None: importing it fails
+        rc, err = run_cli(["export", str(npz), str(tmp_path / "out"),
+                           "--onnx", str(tmp_path / "m.onnx")])
+    assert_one_line_error(rc, err)
+    assert "nertz export --onnx needs onnx" in err and ".[export]" in err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["m.json", "m.npz"]
+
+
+@pytest.mark.parametrize("argv, words", [
+    (["export", "{m}"], "give OUT"),
+    (["export", "{d}/nope.npz", "{d}/o"], "nope.npz not found"),
+    (["export", "{m}", "{m}"], "is MODEL itself"),
+    (["export", "{m}", "{d}/no/such/o"], "does not exist"),
+])
+def test_export_errors_are_one_line(tmp_path, argv, words):
+    npz = _tiny_safe_model(tmp_path / "m")
+    rc, err = run_cli([a.format(m=npz, d=tmp_path) for a in argv])
+    assert_one_line_error(rc, err)
+    assert words in err

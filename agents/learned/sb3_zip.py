@@ -1,0 +1,224 @@
+"""stable-baselines3 model zips, read without running the code they may hold.
+
+An SB3 zip's `data` entry is JSON in which every value that is not plain JSON (the policy
+class, the spaces, schedules, buffers, last observations) is a cloudpickled blob under
+":serialized:": `PPO.load` unpickles them, so a zip from someone else can run any code on
+load. `load_sb3` never unpickles one: it reads `data` itself under caps, checks the readable
+parts (the policy's module, the spaces' shapes), and hands SB3 `custom_objects` that replace
+every ":serialized:" entry (SB3 then skips it); the weights (*.pth) are read by SB3 with
+torch.load(weights_only=True). What that cannot rebuild (a custom policy class, pickled
+policy_kwargs) is refused, unless the caller passes trust=True: then SB3's own load runs,
+pickles and all (`ppo:PATH,trust=yes`, only for files whose author you trust).
+
+`policy_weights` turns a loaded stock MlpPolicy into the safe format (weights.py).
+"""
+from __future__ import annotations
+
+import hashlib
+import re
+import zipfile
+from pathlib import Path
+
+import numpy as np
+
+from nertz_env.actions import N_ACTIONS
+from nertz_env.core.observe import OBS_DIM
+from nertz_env.files import json_loads_bounded, zip_member_capped
+from nertz_env.optional import require
+
+from .weights import FORMAT, VERSION, array_names, array_shapes
+
+MAX_DATA = 16 << 20
+MAX_MEMBER = 256 << 20
+# the policy's module (readable beside its pickle) -> (package, algorithm, policy class)
+POLICY_MODULES = {
+    "sb3_contrib.common.maskable.policies": ("sb3_contrib", "MaskablePPO",
+                                             "MaskableActorCriticPolicy"),
+    "stable_baselines3.common.policies": ("stable_baselines3", "PPO", "ActorCriticPolicy"),
+}
+TRUST_HINT = ("loading it runs code stored in the file: add ,trust=yes only if you trust "
+              "whoever made it (docs/models.md), or ask them for the safe .npz/.json format")
+_VAL = re.compile(r"val=([-+0-9.eE]+)")
+
+
+def sb3_path(path) -> Path:
+    """The zip of `path` (SB3 also tries PATH.zip); ValueError when neither is a file."""
+    p = Path(path)
+    if p.is_file():
+        return p
+    if Path(f"{p}.zip").is_file():
+        return Path(f"{p}.zip")
+    raise ValueError(f"ppo model {str(path)!r} does not exist (nor {str(path) + '.zip'!r}); "
+                     "give the path of a model saved with model.save() or of a .npz/.json "
+                     "model (nertz export)")
+
+
+def read_data(path) -> dict:
+    """The `data` JSON of an SB3 zip, read under caps (every member's size checked too)."""
+    p = sb3_path(path)
+    what = f"ppo model {str(path)!r}"
+    try:
+        with zipfile.ZipFile(p) as zf:
+            for info in zf.infolist():
+                if info.file_size > MAX_MEMBER:
+                    raise ValueError(f"{what}: member {info.filename!r} would inflate to "
+                                     f"{info.file_size:,} bytes; refused")
+            raw = zip_member_capped(zf, "data", MAX_DATA, what)
+    except (zipfile.BadZipFile, OSError) as exc:
+        raise ValueError(f"{what} is not an SB3 model zip ({type(exc).__name__}: "
+                         f"{' '.join(str(exc).split())})") from None
+    data = json_loads_bounded(raw, f"{what}: its data entry")
+    if not isinstance(data, dict):
+        raise ValueError(f"{what}: its data entry is not a JSON object")
+    return data
+
+
+def _serialized(v) -> bool:
+    return isinstance(v, dict) and ":serialized:" in v
+
+
+def _readable_int_tuple(text):
+    try:
+        return tuple(int(x) for x in str(text).strip("[]() ").replace(",", " ").split())
+    except ValueError:
+        return None
+
+
+def spaces_of(data: dict, what: str) -> tuple:
+    """(observation shape, action count) from the spaces' readable fields (never unpickled)."""
+    obs, act = data.get("observation_space"), data.get("action_space")
+    if not (isinstance(obs, dict) and "spaces.box.Box" in str(obs.get(":type:"))):
+        raise ValueError(f"{what}: its observation space is not a flat Box ({TRUST_HINT})")
+    if not (isinstance(act, dict) and "spaces.discrete.Discrete" in str(act.get(":type:"))):
+        raise ValueError(f"{what}: its action space is not Discrete ({TRUST_HINT})")
+    shape = _readable_int_tuple(obs.get("_shape"))
+    n = _readable_int_tuple(act.get("n"))
+    if not shape or not n or len(n) != 1:
+        raise ValueError(f"{what}: its spaces' sizes are not readable ({TRUST_HINT})")
+    return shape, n[0]
+
+
+def check_sizes(obs_size, n_actions, what: str) -> None:
+    """ValueError naming both sizes when a model does not fit this game's spaces."""
+    if obs_size != OBS_DIM or n_actions != N_ACTIONS:
+        raise ValueError(f"{what} does not fit this game: it takes observations of "
+                         f"{obs_size} values and chooses among {n_actions} actions; a Nertz "
+                         f"seat has {OBS_DIM} and {N_ACTIONS} (nertz_env/core/observe.py, "
+                         "nertz_env/actions.py)")
+
+
+def _schedule_value(v, default: float) -> float:
+    if isinstance(v, (int, float)) and not isinstance(v, bool):
+        return float(v)
+    m = _VAL.search(str(v.get("value_schedule", ""))) if isinstance(v, dict) else None
+    try:
+        return float(m.group(1)) if m else default
+    except ValueError:
+        return default
+
+
+def safe_objects(data: dict, what: str) -> tuple:
+    """(algorithm class, custom_objects): a stand-in for every ':serialized:' entry."""
+    policy = data.get("policy_class")
+    module = policy.get("__module__") if isinstance(policy, dict) else None
+    if module not in POLICY_MODULES:
+        raise ValueError(f"{what}: its policy class (from module {module!r}) is not a stock "
+                         f"PPO or MaskablePPO policy; {TRUST_HINT}")
+    if _serialized(data.get("policy_kwargs")):
+        raise ValueError(f"{what}: its policy_kwargs are pickled (a custom activation or "
+                         f"feature extractor); {TRUST_HINT}")
+    package, algo, policy_cls = POLICY_MODULES[module]
+    purpose = f"{what}: a ppo agent (the train extra)"
+    algo_cls = getattr(require(package, "train", purpose), algo)
+    policies = require(module, "train", purpose)
+    shape, n = spaces_of(data, what)
+    check_sizes(int(np.prod(shape)), n, what)
+    from nertz_env.envs.spaces import action_space, observation_space
+    custom = {k: None for k, v in data.items() if _serialized(v)}
+    custom.update(policy_class=getattr(policies, policy_cls),
+                  observation_space=observation_space(), action_space=action_space(),
+                  clip_range=_schedule_value(data.get("clip_range"), 0.2),
+                  lr_schedule=_schedule_value(data.get("lr_schedule"), 3e-4))
+    if _serialized(data.get("learning_rate")):
+        custom["learning_rate"] = custom["lr_schedule"]
+    custom["lr_schedule"] = _constant(custom["lr_schedule"])
+    return algo_cls, custom
+
+
+def _constant(value: float):
+    utils = require("stable_baselines3.common.utils", "train", "a ppo model")
+    schedule = getattr(utils, "FloatSchedule", None)          # SB3 >= 2.6; older: a function
+    return schedule(float(value)) if schedule else utils.get_schedule_fn(float(value))
+
+
+def load_sb3(path, device: str = "cpu", env=None, trust: bool = False, **kwargs):
+    """An SB3 PPO / MaskablePPO model from its zip, without unpickling anything (module
+    docstring) unless trust=True. ValueError naming the path for every refusal or fault."""
+    what = f"ppo model {str(path)!r}"
+    p = sb3_path(path)
+    data = read_data(p)
+    if trust:
+        return _trusted_load(p, what, device, env, **kwargs)
+    algo_cls, custom = safe_objects(data, what)
+    try:
+        return algo_cls.load(str(p), env=env, device=device, custom_objects=custom, **kwargs)
+    except Exception as exc:  # any loader failure is the file's: one line naming it
+        raise ValueError(f"{what} could not be loaded as {algo_cls.__name__} "
+                         f"({type(exc).__name__}: {' '.join(str(exc).split())[:300]})") from exc
+
+
+def _trusted_load(p, what, device, env, **kwargs):
+    """SB3's own load (it unpickles the file): MaskablePPO, else PPO."""
+    errors = []
+    for package, algo in (("sb3_contrib", "MaskablePPO"), ("stable_baselines3", "PPO")):
+        cls = getattr(require(package, "train", f"{what}: a ppo agent (the train extra)"), algo)
+        try:
+            return cls.load(str(p), env=env, device=device, **kwargs)
+        except Exception as exc:  # reported together with the other loader's error
+            errors.append(f"as {algo}: {type(exc).__name__}: {' '.join(str(exc).split())[:200]}")
+    raise ValueError(f"{what} could not be loaded ({'; '.join(errors)})")
+
+
+def policy_weights(model, source=None, table=None, rules=None) -> tuple:
+    """(meta, arrays) of the safe format from a loaded PPO / MaskablePPO whose policy is the
+    stock MlpPolicy (flat features, Linear+activation layers, a linear action net); anything
+    else is a ValueError saying what does not fit."""
+    torch = require("torch", "train", "exporting a model")
+    nn = torch.nn
+    policy = model.policy
+    name = type(model).__name__
+    what = f"model {str(source) if source else name!r}"
+    from stable_baselines3.common.torch_layers import FlattenExtractor
+    if not isinstance(getattr(policy, "pi_features_extractor", None), FlattenExtractor):
+        raise ValueError(f"{what}: only the stock MlpPolicy exports (its features extractor "
+                         f"is {type(getattr(policy, 'features_extractor', None)).__name__})")
+    obs_size = int(np.prod(policy.observation_space.shape))
+    n_actions = int(getattr(policy.action_space, "n", 0))
+    check_sizes(obs_size, n_actions, what)
+    layers = list(policy.mlp_extractor.policy_net)
+    linears = layers[0::2]
+    acts = {type(m) for m in layers[1::2]}
+    kinds = {nn.Tanh: "tanh", nn.ReLU: "relu"}
+    if (len(layers) % 2 or not linears or not all(isinstance(m, nn.Linear) for m in linears)
+            or len(acts) != 1 or next(iter(acts)) not in kinds
+            or not isinstance(policy.action_net, nn.Linear)):
+        raise ValueError(f"{what}: its actor is not Linear layers with one Tanh/ReLU activation "
+                         f"({policy.mlp_extractor.policy_net}); only such an MLP exports")
+    masked = name == "MaskablePPO"
+    meta = {"format": FORMAT, "version": VERSION,
+            "architecture": {"type": "mlp", "hidden": [m.out_features for m in linears],
+                             "activation": kinds[next(iter(acts))],
+                             "action_net": "masked" if masked else "unmasked"},
+            "observation_size": obs_size, "action_size": n_actions, "arrays": {},
+            "table": table, "rules": rules,
+            "provenance": {"algorithm": name, "num_timesteps": int(model.num_timesteps)}}
+    if source is not None:
+        src = Path(source)
+        meta["provenance"].update(source=src.name,
+                                  source_sha256=hashlib.sha256(src.read_bytes()).hexdigest())
+    meta["arrays"] = {k: list(v) for k, v in array_shapes(meta).items()}
+    tensors = [t for m in linears for t in (m.weight, m.bias)] + \
+        [policy.action_net.weight, policy.action_net.bias]
+    arrays = {n: t.detach().cpu().numpy().astype("<f4")
+              for n, t in zip(array_names(len(linears)), tensors)}
+    return meta, arrays

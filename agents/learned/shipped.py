@@ -1,0 +1,97 @@
+"""`learned`: the models shipped in agents/learned/models/ (docs/models.md), in the safe format
+(learned_<T>teams.npz + .json, read without pickle, played in numpy).
+
+Plain `learned` picks, row by row, the model trained for the table the seat sits at: the
+observation says it (nertz_env/core/observe.py: num_teams / 8 and the two-player-team flag in
+the self segment). At a table no shipped model was trained for it plays the nearest one (by
+team count, ties to the larger) and warns once per table format, naming both tables: never a
+model for another table in silence. `learned:teams=N` picks the N-team model by hand for
+every table, without a warning.
+"""
+from __future__ import annotations
+
+import warnings
+from pathlib import Path
+
+import numpy as np
+
+from nertz_env.core.observe import OFF_SELF
+
+from ..base import Agent, check_batch
+from .ppo import load_weights_policy
+
+_TEAMS, _PAIR = OFF_SELF + 7, OFF_SELF + 5
+
+
+def shipped_models(models_dir) -> dict:
+    """{teams: path of the .npz} of learned_<T>teams.npz (with its .json) in models_dir."""
+    out = {}
+    for p in sorted(Path(models_dir).glob("learned_*teams.npz")):
+        t = p.stem[len("learned_"):-len("teams")]
+        if t.isdigit() and p.with_suffix(".json").is_file():
+            out[int(t)] = p
+    return out
+
+
+def describe(teams: int, team_size: int) -> str:
+    return f"{teams} teams, " + ("solo seats" if team_size == 1 else "a 2-player team")
+
+
+def table_of_rows(observations) -> tuple:
+    """(teams int64 [n], team_size int64 [n]) of each row's table, read off its observation."""
+    obs = np.asarray(observations)
+    teams = np.rint(obs[:, _TEAMS] * 8).astype(np.int64)
+    return teams, np.where(obs[:, _PAIR] > 0.5, 2, 1).astype(np.int64)
+
+
+class LearnedAgent(Agent):
+    """The shipped models as one agent (module docstring). models: {teams: .npz path};
+    teams: the one to play everywhere (by hand) or None (each table's own)."""
+
+    def __init__(self, models: dict, teams=None, deterministic: bool = True, seed=None,
+                 name: str = "learned"):
+        self.name = name
+        self.by_hand = teams
+        self.policies = {}
+        self.tables = {}
+        ss = np.random.SeedSequence(seed) if seed is not None else None
+        for t, path in sorted(models.items()):
+            if teams is not None and t != teams:
+                continue
+            s = None if ss is None else ss.spawn(1)[0]
+            self.policies[t] = load_weights_policy(path, deterministic, s)
+            table = self.policies[t].meta.get("table") or {"teams": t, "team_size": 1}
+            self.tables[t] = (int(table["teams"]), int(table["team_size"]))
+        self._warned = set()
+
+    def model_for(self, teams: int, team_size: int) -> int:
+        """The key of the model that plays a seat of that table (warning once where none was
+        trained for it)."""
+        if self.by_hand is not None:
+            return self.by_hand
+        for t, table in self.tables.items():
+            if table == (teams, team_size):
+                return t
+        t = min(self.tables, key=lambda k: (abs(self.tables[k][0] - teams), -k))
+        if (teams, team_size) not in self._warned:
+            self._warned.add((teams, team_size))
+            warnings.warn(f"agent {self.name!r}: no shipped model was trained for this table "
+                          f"({describe(teams, team_size)}); playing the one trained for "
+                          f"{describe(*self.tables[t])} (learned_{t}teams). Pick one with "
+                          f"learned:teams=N (docs/models.md).", RuntimeWarning, stacklevel=3)
+        return t
+
+    def act(self, observation, action_mask) -> int:
+        return int(self.act_batch(np.asarray(observation)[None], np.asarray(action_mask)[None])[0])
+
+    def act_batch(self, observations, action_masks) -> np.ndarray:
+        obs, masks = check_batch(observations, action_masks)
+        teams, sizes = table_of_rows(obs)
+        pick = np.empty(len(obs), np.int64)
+        for t, s in {(int(t), int(s)) for t, s in zip(teams, sizes)}:
+            pick[(teams == t) & (sizes == s)] = self.model_for(t, s)
+        out = np.empty(len(obs), np.int64)
+        for m in np.unique(pick):
+            rows = np.flatnonzero(pick == m)
+            out[rows] = self.policies[int(m)].act_batch(obs[rows], masks[rows])
+        return out
