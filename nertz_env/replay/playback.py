@@ -5,13 +5,14 @@
   array of the table but its generator key (equal digests, equal positions). The recorder
   writes it when a hand ends; `check()` computes it again at the end of the playback.
 - `Playback` is the playing-back half of `Replay` (format.py): `start(hand)` (a one-table
-  engine at the hand's start: its decks dealt, or its API.md layout written), `positions`
+  engine at the hand's start: its decks dealt, or its docs/api.md layout written), `positions`
   (the engine before each tick, stepped in place with the recorded ids and priority orders,
-  R22), `check()` (every hand again, compared with its recorded end) and `frames(hand)` (one
-  dict per position: the layout, the R29 scores, each seat's chosen move in move text with
-  illegal ones marked, which took effect, the priority order and the events of the tick:
-  Nertz calls, burns, conflicts R22, illegal moves R31). The terminal viewer, the HTML
-  viewer, GIF/MP4 frames and the tests all read the frames.
+  R22), `check()` (every hand again, compared with its recorded end) and `iter_frames(hand)`
+  (a generator, one dict per position; `frames(hand)` is its list: the layout, the R29
+  scores, each seat's chosen move in move text with illegal ones marked, which took
+  effect, the priority order and the events of the tick: Nertz calls, burns, conflicts R22,
+  illegal moves R31). The terminal viewer, the HTML viewer, GIF/MP4 frames and the tests
+  all read the frames.
 
 Builds on engine and table; never imports the file format, the recorder or envs.
 """
@@ -62,7 +63,8 @@ class Playback:
         """The HandReplay at this index (a ValueError naming the range otherwise)."""
         if isinstance(hand, bool) or not isinstance(hand, (int, np.integer)) \
                 or not 0 <= hand < len(self.hands):
-            raise ValueError(f"hand={hand!r}: this replay has hands 0..{len(self.hands) - 1}")
+            raise ValueError(f"hand={hand!r}: this replay has hands 0..{len(self.hands) - 1} "
+                             "(a hand's place in the file, 0 first)")
         return self.hands[int(hand)]
 
     def start(self, hand: int = 0) -> Engine:
@@ -85,7 +87,8 @@ class Playback:
             try:
                 eng.step(h.actions[k][None], h.priority[k][None].astype(np.int32))
             except ValueError as err:
-                raise ReplayError(f"hand {hand}, tick {k}: {err}") from None
+                raise ReplayError(f"hand {hand} of {len(self.hands)} in the file, tick {k}: "
+                                  f"{err}") from None
         yield eng, h.ticks
 
     def check(self, hand: int | None = None) -> None:
@@ -95,36 +98,44 @@ class Playback:
             h = self.hand_record(i)
             for eng, k in self.positions(i):
                 if k < h.ticks and eng.state.status[0] != PLAYING:
-                    raise ReplayError(f"hand {i}: over at tick {int(eng.state.tick[0])} but "
+                    raise ReplayError(f"hand {i} of {len(self.hands)} in the file: over at "
+                                      f"tick {int(eng.state.tick[0])} but "
                                       f"{h.ticks - k} recorded tick(s) are left")
             got = end_of(eng, 0, h.end.get("digest") is not None)
             for key, want in h.end.items():
                 if got[key] != want:
-                    raise ReplayError(f"hand {i} does not replay to its recorded end: {key} "
+                    raise ReplayError(f"hand {i} of {len(self.hands)} in the file does not "
+                                      f"replay to its recorded end: {key} "
                                       f"{got[key]!r}, recorded {want!r}")
 
     def frames(self, hand: int = 0) -> list:
-        """One dict per position of the hand (module docstring): tick, layout, scores,
-        then the moves chosen there, applied, order and events ([] at the last)."""
+        """Every frame of the hand as a list (iter_frames; short hands, tests)."""
+        return list(self.iter_frames(hand))
+
+    def iter_frames(self, hand: int = 0):
+        """Yield one dict per position of the hand (module docstring): tick, layout, scores,
+        then the moves chosen there, applied, order and events ([] at the last). A generator
+        holding one frame at a time, so viewers and videos of long hands stay flat in memory:
+        a frame is yielded once the next position has filled its applied flags and events."""
         from ..table.table import Table, layout_of
-        out = []
         h = self.hand_record(hand)
-        legal = None                     # were the moves of the previous position legal (R31)
+        legal = pending = None           # were the moves of the previous position legal (R31)
         for eng, k in self.positions(hand):
             lay = layout_of(eng, 0)
             frame = {"tick": lay["tick"], "layout": lay,
                      "scores": [int(x) for x in eng.hand_scores()[0]],
                      "moves": [], "applied": [], "order": [], "events": []}
-            if out:
-                _finish_tick(out[-1], legal, h.actions[k - 1], eng, lay)
+            if pending is not None:
+                _finish_tick(pending, legal, h.actions[k - 1], eng, lay)
+                yield pending
             if k < h.ticks:
                 table = Table(eng)
                 frame["moves"] = [_move_text(table, eng, s, int(a))
                                   for s, a in enumerate(h.actions[k])]
                 frame["order"] = [int(x) for x in h.priority[k]]
                 legal = [bool(eng.masks[0, s, a]) for s, a in enumerate(h.actions[k])]
-            out.append(frame)
-        return out
+            pending = frame
+        yield pending
 
 
 def _finish_tick(frame, legal, acts, eng, lay_after) -> None:

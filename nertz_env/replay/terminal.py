@@ -1,44 +1,71 @@
-"""Showing a replay: in the terminal (a frame as text, a small command loop to step, jump
-and search events) and as an animation (GIF with Pillow, MP4 with imageio-ffmpeg) from the
-environments' rgb_array picture (envs/render.py). Every view reads Replay.frames(), so the
-terminal, the HTML viewer (html.py) and the animations show the same ticks.
+"""Showing a replay in the terminal: a frame as text and a small command loop to step, jump
+and search events, in notation.py's words (the same as the HTML viewer and the GIF; `l`
+prints the legend). The animations are video.py's (`write_animation`, `rgb_frames`, kept
+importable from here). Every view reads Replay.iter_frames(), so the terminal, the HTML
+viewer (html.py) and the animations show the same ticks. Every string from the file (agent
+names, labels) is made safe for a terminal (notation.safe) before it is written.
 
 The command loop reads lines (not raw keys), so it works the same in a terminal and with
 input piped in (tests): Enter or n next tick, p previous, j N jump to tick N, / TEXT the next
 tick with an event containing TEXT (call, burn, conflict, illegal...), ? TEXT the previous one,
-e list every event, h help, q quit.
+e list every event, l the legend, h help, q quit.
 """
 from __future__ import annotations
 
-from pathlib import Path
-
-import numpy as np
-
-from ..optional import require
+from .notation import (legend_text, moves_words, pile_count, position_words, safe, safe_lines,
+                       team_word)
+from .video import rgb_frames, write_animation  # noqa: F401  (their old home)
 
 HELP = ("keys: Enter/n next tick, p previous, j N jump to tick N, / TEXT next event with "
         "TEXT (call, burn, conflict, illegal), ? TEXT previous such event, e list events, "
-        "s summary, q quit")
+        "s summary, l legend, q quit")
 
 
-def frame_text(replay, frame) -> str:
-    """One position as text: the table picture (Table.render) with the agents and scores,
-    then the moves chosen there and the events of that tick."""
-    from ..table.table import Table
-    table = Table.from_layout(frame["layout"], replay.config)
-    lines = [table.render()]
-    lines.append("seats: " + ", ".join(f"{s} {a}" for s, a in enumerate(replay.agents)))
+def table_text(layout, config, agents, scores) -> str:
+    """A position (a docs/api.md layout) as text, in notation.py's words."""
+    lines = ["scores (R29): " + ", ".join(f"{team_word(t)} {s:+d}" for t, s in enumerate(scores))
+             + (f"   burns {layout['burns']}" if layout.get("burns") else "")]
+    lake = "  ".join(f"{p[-1]} {pile_count(len(p))}" for p in layout["lake"])
+    lines.append(f"Lake: {lake or '(no pile yet)'}")
+    seat_team = config.seat_team
+    for t, team in enumerate(layout["teams"]):
+        seats = []
+        for s in (s for s, st in enumerate(seat_team) if st == t):
+            busy = layout["ready"][s] > layout["tick"]
+            seats.append(f"seat {s} {safe(agents[s])}"
+                         + (f" (busy until tick {layout['ready'][s]})" if busy else ""))
+        caller = "  NERTZ!" if t in layout["callers"] else ""
+        lines.append(f"{team_word(t).capitalize()}: {', '.join(seats)}{caller}")
+        nertz = team["nertz"]
+        k, n = team["waste"], len(team["stream"])
+        lines.append(f"  Nertz {nertz[-1] + ' ' if nertz else '(empty) '}{pile_count(len(nertz))}"
+                     f"   stock {pile_count(n - k)}"
+                     f"   waste {team['stream'][k - 1] + ' ' if k else '(empty) '}{pile_count(k)}")
+        for col, cards in enumerate(team["river"]):
+            lines.append(f"  river{col}: {' '.join(cards) if cards else '(empty)'}")
+    return "\n".join(lines)
+
+
+def frame_text(replay, frame, hand: int | None = None) -> str:
+    """One position as text: the tick (before its moves), the table with the agents and
+    scores, then the moves chosen there and the events of that tick."""
+    head = position_words(frame["tick"])
+    if hand is not None:
+        from .notation import hand_words
+        head += f"  ({hand_words(hand, len(replay.hands), replay.hands[hand].hand)})"
+    lines = [head, table_text(frame["layout"], replay.config, replay.agents, frame["scores"])]
     if frame["moves"]:
-        order = frame["order"]
         moves = []
-        for s in order:
+        for s in frame["order"]:
             ok = frame["applied"][s] if frame["applied"] else None
             flag = "" if ok is None or ok else " (failed)"
-            moves.append(f"seat {s}: {frame['moves'][s]}{flag}")
-        lines.append("moves, in priority order: " + "; ".join(moves))
+            moves.append(f"seat {s} {safe(replay.agents[s])}: {frame['moves'][s]}{flag}")
+        lines.append(f"{moves_words(frame['tick'])}: " + "; ".join(moves))
+    else:
+        lines.append("the end of the hand: no moves after this position")
     for ev in frame["events"]:
         lines.append(f"  * {ev}")
-    return "\n".join(lines)
+    return safe_lines("\n".join(lines))
 
 
 def find_event(frames, start: int, text: str, step: int = 1):
@@ -59,12 +86,17 @@ def events(frames) -> list:
 
 
 def browse(replay, hand: int = 0, start: int = 0, read=input, write=print) -> None:
-    """The command loop (module docstring) over one hand; ends on q or end of input."""
+    """The command loop (module docstring) over one hand; ends on q or end of input.
+    Everything it writes is made safe for a terminal."""
     frames = replay.frames(hand)
+    raw_write = write
+
+    def write(text):
+        raw_write(safe_lines(text))
     i = min(max(int(start), 0), len(frames) - 1)
     first_tick = frames[0]["tick"]
     write(HELP)
-    write(frame_text(replay, frames[i]))
+    write(frame_text(replay, frames[i], hand))
     while True:
         try:
             line = read(f"[tick {frames[i]['tick']}/{frames[-1]['tick']}] > ").strip()
@@ -106,51 +138,13 @@ def browse(replay, hand: int = 0, start: int = 0, read=input, write=print) -> No
         elif cmd == "s":
             write("\n".join(replay.summary()))
             continue
+        elif cmd == "l":
+            write(legend_text())
+            continue
         elif cmd == "h":
             write(HELP)
             continue
         else:
             write(f"unknown command {line!r}; {HELP}")
             continue
-        write(frame_text(replay, frames[i]))
-
-
-def rgb_frames(replay, hand: int = 0, every: int = 1, scale: int = 2):
-    """The rgb_array picture (envs/render.py) of every `every`-th position and the last."""
-    from ..envs.render import render_rgb
-    frames = replay.frames(hand)
-    keep = list(range(0, len(frames), every))
-    if keep[-1] != len(frames) - 1:
-        keep.append(len(frames) - 1)
-    for i in keep:
-        f = frames[i]
-        yield render_rgb(f["layout"], scale=scale, scores=f["scores"])
-
-
-def write_animation(replay, path, hand: int = 0, every: int = 1, fps: float = 10.0,
-                    scale: int = 2) -> Path:
-    """An animated GIF (Pillow) or MP4 (imageio with imageio-ffmpeg) of the hand, chosen by
-    the file's suffix; a ValueError for another suffix or a missing writer."""
-    path = Path(path)
-    if not (isinstance(every, int) and every >= 1):
-        raise ValueError(f"every={every!r} must be an int >= 1 (keep every N-th tick)")
-    if not (isinstance(fps, (int, float)) and 0 < fps <= 100):
-        raise ValueError(f"fps={fps!r} must be a number in (0, 100]")
-    suffix = path.suffix.lower()
-    if suffix not in (".gif", ".mp4"):
-        raise ValueError(f"{str(path)!r}: an animation is a .gif or an .mp4 file")
-    if suffix == ".mp4":
-        imageio = require("imageio.v2", "video", "an MP4 (a .gif needs only Pillow)")
-        require("imageio_ffmpeg", "video", "an MP4 (the ffmpeg binary imageio writes it with)")
-        path.parent.mkdir(parents=True, exist_ok=True)
-        with imageio.get_writer(path, fps=fps, macro_block_size=1) as w:
-            for img in rgb_frames(replay, hand, every, scale):
-                w.append_data(img)
-        return path
-    Image = require("PIL.Image", "pillow", "a GIF")
-    images = [Image.fromarray(np.ascontiguousarray(img)) for img in
-              rgb_frames(replay, hand, every, scale)]
-    path.parent.mkdir(parents=True, exist_ok=True)
-    images[0].save(path, save_all=True, append_images=images[1:],
-                   duration=max(int(round(1000 / fps)), 20), loop=0, optimize=False)
-    return path
+        write(frame_text(replay, frames[i], hand))

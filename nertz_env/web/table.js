@@ -1,19 +1,23 @@
-/* The one picture of a Nertz table in a browser, from an API.md layout dict.
+/* The one picture of a Nertz table in a browser, from a docs/api.md layout dict.
  *
  * Used by the replay viewer (nertz_env/replay/html.py, one self-contained file) and by the
- * person-vs-bots page (agents/human/server.py): same card names (RULES.md R2 text), same look.
+ * person-vs-bots page (agents/human/server.py): same card names (docs/rules.md R2 text), same
+ * look, the notation of nertz_env/replay/notation.py: a pile's count is written "x5" under
+ * its top card, River columns are named river0, river1, ... from the left, bottom card first,
+ * and the team colours are the GIF's (table.css).
  * Plain JS, no framework, nothing fetched from the network.
  *
  *   NertzTable.render(root, layout, opts)   draws the table into the element `root`
  *     opts.seatTeam  team of each seat (RulesConfig.seat_team)
  *     opts.agents    a name per seat (optional)
  *     opts.scores    R29 hand score per team (optional)
+ *     opts.colourNames  a colour name per team, shown after "Team N" (optional)
  *     opts.active    the team whose cards are clickable (play page), or -1
  *     opts.selected  the selected source, e.g. "waste" or "river2:1" (play page)
  *
  * Clickable things carry data attributes the play page reads: data-src on a source card
  * ("nertz", "waste", "riverC:I" with I counted from the column's bottom card) and data-dst
- * on a destination ("lake", "riverC"). Every card carries data-card (its API.md text).
+ * on a destination ("lake", "riverC"). Every card carries data-card (its docs/api.md text).
  */
 (function (global) {
   "use strict";
@@ -81,7 +85,7 @@
       p.dataset.dst = "lake";
       p.dataset.pile = i;
       p.appendChild(cardEl(top, c.deck === null ? 0 : c.deck));
-      p.appendChild(el("span", "pile-count", pile.length > 1 ? "\u00d7" + pile.length : ""));
+      p.appendChild(el("span", "pile-count", "x" + pile.length));
       piles.appendChild(p);
     });
     var slot = el("div", "lake-pile new-pile");
@@ -111,7 +115,8 @@
     var box = el("section", "team team-" + (t % 8) + (active ? " active" : ""));
     box.dataset.team = t;
     var head = el("header");
-    head.appendChild(el("span", "team-name", "Team " + t));
+    head.appendChild(el("span", "team-name", "Team " + t +
+      (opts.colourNames && opts.colourNames[t] ? " (" + opts.colourNames[t] + ")" : "")));
     head.appendChild(el("span", "seats", seatLine(layout, opts, t)));
     if (opts.scores) head.appendChild(el("span", "score", (opts.scores[t] >= 0 ? "+" : "") + opts.scores[t]));
     if ((layout.callers || []).indexOf(t) >= 0) head.appendChild(el("span", "nertz-call", "NERTZ!"));
@@ -128,7 +133,7 @@
     } else {
       nertz.appendChild(emptyEl("empty"));
     }
-    nertz.appendChild(el("span", "pile-count nertz-count", String(team.nertz.length)));
+    nertz.appendChild(el("span", "pile-count nertz-count", "x" + team.nertz.length));
     row.appendChild(nertz);
     // Stream: stock (face down, a count) and waste (its top card)
     var stock = el("div", "pile stock");
@@ -137,6 +142,7 @@
     var back = left ? backEl(left, left + " cards face down") : emptyEl("");
     if (active) back.dataset.action = "flip";
     stock.appendChild(back);
+    stock.appendChild(el("span", "pile-count", "x" + left));
     row.appendChild(stock);
     var waste = el("div", "pile waste");
     waste.appendChild(el("label", null, "Waste"));
@@ -147,7 +153,7 @@
     } else {
       waste.appendChild(emptyEl(""));
     }
-    waste.appendChild(el("span", "pile-count", team.waste ? String(team.waste) : ""));
+    waste.appendChild(el("span", "pile-count", "x" + team.waste));
     row.appendChild(waste);
     // River: every card of every column, overlapped, bottom card first
     var river = el("div", "river");
@@ -155,6 +161,7 @@
       var column = el("div", "column");
       column.dataset.col = c;
       if (active) column.dataset.dst = "river" + c;
+      column.appendChild(el("span", "col-name", "river" + c));
       if (!col.length) column.appendChild(emptyEl(""));
       col.forEach(function (card, i) {
         var e = cardEl(card);
