@@ -73,3 +73,18 @@ def pick_moves(rng, legal_by_seat: list[list[str]], flip_bias: float = 0.4) -> d
         else:
             moves[seat] = legal[int(rng.integers(len(legal)))]
     return moves
+
+
+# The replay viewer and the play page draw one table (nertz_env/web/table.js): what a page shows.
+def pictured(pg, team: int) -> dict:
+    """The cards a team's panel shows: River columns (every card) and the Nertz top."""
+    box = pg.locator(f'.team[data-team="{team}"]')
+    cols = [[c.get_attribute("data-card") for c in col.locator(".card[data-card]").all()]
+            for col in box.locator(".column").all()]
+    nertz = box.locator(".nertz .card[data-card]")
+    return {"river": cols, "nertz": nertz.get_attribute("data-card") if nertz.count() else None}
+
+
+def lake_tops(pg) -> list:
+    """The top card of every started Lake pile a page shows."""
+    return [c.get_attribute("data-card") for c in pg.locator(".lake-pile[data-pile] .card").all()]

@@ -6,9 +6,11 @@ import argparse
 
 import numpy as np
 
+from ..human.pace import DEFAULT_LEVEL, DEFAULT_TICK_MS, LEVELS, given, level_help
 from .common import add_rules, add_speeds, config, int_at_least
 
-HUMAN_ONLY = ("terminal", "against", "port", "replay_out", "no_browser")
+HUMAN_ONLY = ("terminal", "against", "seat", "level", "bot_ms", "tick_ms", "human_period",
+              "port", "replay_out", "no_browser")
 
 
 def cmd_play(args) -> int:
@@ -18,7 +20,8 @@ def cmd_play(args) -> int:
     if args.human:
         from ..human.server import play_from_args
         return play_from_args(args, cfg)
-    human_only = [f"--{name.replace('_', '-')}" for name in HUMAN_ONLY if getattr(args, name)]
+    human_only = [f"--{name.replace('_', '-')}" for name in HUMAN_ONLY
+                  if given(getattr(args, name))]
     if human_only:
         raise ValueError(f"{human_only[0]} is an option of 'nertz play --human'")
     table = Table.deal(cfg, seed=args.seed)
@@ -48,13 +51,17 @@ def add_parser(sub) -> argparse.ArgumentParser:
                                    "(every seat, every tick), print the table every N ticks and "
                                    "the hand scores. With --human, you play one seat against "
                                    "agents on a local web page (a server on 127.0.0.1 only; "
-                                   "ticks run on a wall clock, click or drag your cards, an "
-                                   "illegal move is refused with the rule that forbids it) or, "
+                                   "the hand waits at tick 0 until you press Start, then ticks "
+                                   "run on a wall clock, the bots at the pace of --level; click "
+                                   "or drag your cards, an illegal move is refused with the "
+                                   "rule that forbids it) or, "
                                    "with --terminal, tick by tick in the terminal; the hand "
                                    "ends with the scores and a replay file (nertz replay FILE).",
                        epilog="examples:\n"
                               "  nertz play --teams 4 --team-sizes 2,1,1,2 --every 100\n"
-                              "  nertz play --human --teams 2 --against heuristic\n"
+                              "  nertz play --human --teams 2 --level easy\n"
+                              "  nertz play --human --teams 2 --against learned --bot-ms 1500 "
+                              "--tick-ms 100\n"
                               "  nertz play --human --teams 3 --against learned:teams=4,greedy "
                               "--tick-ms 600 --speeds 1,2,2\n"
                               "  nertz play --human --terminal --teams 2 --against greedy",
@@ -73,15 +80,24 @@ def add_parser(sub) -> argparse.ArgumentParser:
     h.add_argument("--against", default="", metavar="SPECS",
                    help="agents at the other seats: one spec for all, or one per seat in seat "
                         "order, comma separated (random, greedy, heuristic[:style=S], learned, "
-                        "ppo:PATH; default heuristic)")
-    h.add_argument("--seat", type=int_at_least(0), default=0,
+                        "ppo:PATH; default: the --level's bot, heuristic with --speeds "
+                        "or --terminal)")
+    h.add_argument("--seat", type=int_at_least(0), default=None,
                    help="your seat (default 0); seats are numbered team by team")
-    h.add_argument("--tick-ms", type=int_at_least(10, 60000), default=400,
-                   help="milliseconds per tick on the web page (default 400)")
+    h.add_argument("--level", choices=list(LEVELS), default=None,
+                   help=f"the bots' pace and skill (default {DEFAULT_LEVEL}): {level_help()}; "
+                        "--against replaces the level's bot, keeping its pace")
+    h.add_argument("--bot-ms", type=int_at_least(10, 600000), default=None, metavar="MS",
+                   help="the bots' reaction time instead of a level: at most one move per MS "
+                        "milliseconds, a multiple of --tick-ms")
+    h.add_argument("--tick-ms", type=int_at_least(10, 60000), default=None,
+                   help=f"milliseconds per tick on the web page (default {DEFAULT_TICK_MS}): "
+                        "your queued move plays at the end of the tick; with --speeds every "
+                        "seat's period is counted in these ticks")
     h.add_argument("--human-period", type=int_at_least(1, 100), default=None,
                    help="your seat's period in ticks (R21): 2 = you move at most every other "
                         "tick (default: as --speeds, else 1)")
-    h.add_argument("--port", type=int_at_least(0, 65535), default=0,
+    h.add_argument("--port", type=int_at_least(0, 65535), default=None,
                    help="the web page's port on 127.0.0.1 (default 0: any free port)")
     h.add_argument("--no-browser", action="store_true",
                    help="print the page's address without opening a browser")

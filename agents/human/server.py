@@ -11,6 +11,8 @@
 """
 from __future__ import annotations
 
+import errno
+import io
 import json
 import sys
 import threading
@@ -22,21 +24,94 @@ from pathlib import Path
 from nertz_env.config import RulesConfig
 from nertz_env.replay.html import page
 
+from .pace import DEFAULT_TICK_MS, pace_from_args
 from .session import PERSON, PlaySession
 from .terminal import play_terminal
+from .wire import BODIES, BadRequest, content_length, parse_body
 
 HOST = "127.0.0.1"
+REQUEST_TIMEOUT_S = 5.0        # a whole request (headers and body) from a client that is slow
+MAX_CONNECTIONS = 16           # the page holds one at a time
 
 
 # ---------------------------------------------------------------------- the web page
+class _DeadlineReader(io.RawIOBase):
+    """A socket's bytes, each read under what is left of the request's deadline, so a client
+    that sends slowly (a byte at a time) cannot hold a server thread past it."""
+
+    def __init__(self, sock, deadline: float):
+        self.sock, self.deadline = sock, deadline
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buf) -> int:
+        left = self.deadline - time.monotonic()
+        if left <= 0:
+            raise TimeoutError("the request took too long")
+        self.sock.settimeout(left)
+        return self.sock.recv_into(buf)
+
+
+class _HTTPServer(ThreadingHTTPServer):
+    """At most MAX_CONNECTIONS at once (one more is closed unanswered), no tracebacks."""
+    daemon_threads = True
+
+    def __init__(self, address, handler):
+        self._slots = threading.BoundedSemaphore(MAX_CONNECTIONS)
+        super().__init__(address, handler)
+
+    def process_request(self, request, client_address):
+        if not self._slots.acquire(blocking=False):
+            self.shutdown_request(request)
+            return
+        try:
+            super().process_request(request, client_address)
+        except BaseException:
+            self._slots.release()
+            raise
+
+    def process_request_thread(self, request, client_address):
+        try:
+            super().process_request_thread(request, client_address)
+        finally:
+            self._slots.release()
+
+    def handle_error(self, request, client_address):
+        err = sys.exc_info()[1]
+        if not isinstance(err, (TimeoutError, ConnectionError)):  # a client gone: its loss
+            print(f"nertz: play server: a request failed: {err!r}", file=sys.stderr)
+
+
+def _bind(port: int) -> _HTTPServer:
+    """The server on HOST:port, or a one-line ValueError naming the port."""
+    def handler_placeholder(*args):            # replaced in PlayServer.__init__
+        raise RuntimeError("no handler")
+
+    try:
+        return _HTTPServer((HOST, port), handler_placeholder)
+    except OSError as err:
+        if err.errno == errno.EADDRINUSE:
+            why = "is already in use (another nertz play, or another program)"
+        elif err.errno == errno.EACCES:
+            why = "needs privileges this user does not have (ports below 1024 do)"
+        else:
+            why = f"cannot be opened ({err.strerror or err})"
+        raise ValueError(f"--port {port}: {HOST}:{port} {why}; choose another port, or "
+                         "--port 0 for any free one") from None
+
+
 class PlayServer:
     """The session on a wall clock, served on 127.0.0.1 (module docstring).
 
-    server = PlayServer(session, tick_ms=400); server.start(); ... server.url ...;
-    server.stop(). port 0 takes a free port. paused=True starts with the clock stopped."""
+    server = PlayServer(session, tick_ms=200, wait_start=True); server.start(); ...
+    server.url ...; server.stop(). port 0 takes a free port. paused=True starts with the
+    clock stopped. wait_start=True holds the hand at tick 0 until POST /start (the page's
+    Start button; `nertz play --human` always does); False starts the clock with start()."""
 
-    def __init__(self, session: PlaySession, tick_ms: int = 400, host: str = HOST,
-                 port: int = 0, paused: bool = False):
+    def __init__(self, session: PlaySession, tick_ms: int = DEFAULT_TICK_MS, host: str = HOST,
+                 port: int = 0, paused: bool = False, wait_start: bool = False,
+                 request_timeout_s: float = REQUEST_TIMEOUT_S):
         if host != HOST:
             raise ValueError(f"host={host!r}: the play server listens only on {HOST} (the "
                              "loopback address), so no other machine can reach it")
@@ -44,12 +119,21 @@ class PlayServer:
             raise ValueError(f"port={port!r} must be an int 0..65535 (0: any free port)")
         if isinstance(tick_ms, bool) or not isinstance(tick_ms, int) or not 10 <= tick_ms <= 60000:
             raise ValueError(f"tick_ms={tick_ms!r} must be an int from 10 to 60000 (ms per tick)")
+        if isinstance(request_timeout_s, bool) or not isinstance(request_timeout_s, (int, float)) \
+                or not 0 < request_timeout_s <= 600:
+            raise ValueError(f"request_timeout_s={request_timeout_s!r} must be a number of "
+                             "seconds in (0, 600]")
         self.session, self.tick_ms, self.paused = session, tick_ms, bool(paused)
-        self.httpd = ThreadingHTTPServer((host, port), _handler(self))
-        self.httpd.daemon_threads = True
+        self.request_timeout_s = float(request_timeout_s)
+        self.started = not wait_start
+        self.httpd = _bind(port)
+        self.httpd.RequestHandlerClass = _handler(self)
         self.host, self.port = self.httpd.server_address[:2]
         self.url = f"http://{self.host}:{self.port}/"
         self._stop = threading.Event()
+        self._go = threading.Event()
+        if self.started:
+            self._go.set()
         self._threads: list = []
         self.error: str | None = None
 
@@ -60,7 +144,15 @@ class PlayServer:
             self._threads.append(th)
         return self
 
+    def start_hand(self) -> None:
+        """Start the clock (POST /start): tick 0 lasts one whole tick from now."""
+        self.started = True
+        self._go.set()
+
     def _clock(self) -> None:
+        while not self._go.wait(0.05):
+            if self._stop.is_set():
+                return
         period = self.tick_ms / 1000
         due = time.monotonic() + period
         while not self._stop.wait(max(0.0, due - time.monotonic())):
@@ -70,8 +162,9 @@ class PlayServer:
             if not self.paused and not self.session.table.hand_over and self.error is None:
                 try:
                     self.session.tick()
-                except Exception as err:       # an agent failed: stop the clock, say why
-                    self.error = f"the clock stopped at tick {self.session.table.tick}: {err!r}"
+                except Exception as err:       # an agent failed (or the replay could not be
+                    why = str(err) if isinstance(err, ValueError) else repr(err)  # written)
+                    self.error = f"the clock stopped at tick {self.session.table.tick}: {why}"
                     self.session._say(self.error)
                     print(f"nertz: error: {self.error}", file=sys.stderr)
 
@@ -95,7 +188,27 @@ class PlayServer:
     def state(self) -> dict:
         out = self.session.state()
         out["paused"], out["tick_ms"], out["error"] = self.paused, self.tick_ms, self.error
+        out["started"] = self.started
+        out["periods"] = list(self.session.config.periods)
         return out
+
+    def move(self, body: dict) -> tuple[int, dict]:
+        """POST /move: (status, answer). Refused before Start; checked against the current
+        position, naming the tick the page showed when that is not the current one."""
+        move = body["move"]
+        if not self.started:
+            return 409, {"ok": False, "move": move,
+                         "error": "the hand has not started: press Start (the clock waits at "
+                                  "tick 0 until then)"}
+        with self.session.lock:
+            now = self.session.table.tick
+            why = self.session.request(move)
+            if why:
+                seen = body.get("tick")
+                if seen is not None and seen != now and not self.session.table.hand_over:
+                    why += f" (the table moved on: the page showed tick {seen}, now tick {now})"
+                return 409, {"ok": False, "move": move, "tick": now, "error": why}
+            return 200, {"ok": True, "queued": str(self.session.queued), "tick": now}
 
     def page(self) -> str:
         """The play page (nertz_env/web/play.html): the title, and the seat, team and team
@@ -110,6 +223,14 @@ class PlayServer:
 
 def _handler(server: PlayServer):
     class Handler(BaseHTTPRequestHandler):
+        timeout = server.request_timeout_s     # every socket operation (the writes too)
+
+        def setup(self):
+            super().setup()
+            self.rfile.close()                 # (its socket stays open: the writer holds it)
+            deadline = time.monotonic() + server.request_timeout_s
+            self.rfile = io.BufferedReader(_DeadlineReader(self.connection, deadline))
+
         def log_message(self, fmt, *args):       # quiet: the page polls every 150 ms
             pass
 
@@ -140,50 +261,47 @@ def _handler(server: PlayServer):
             elif path == "/state":
                 self._json(200, server.state())
             else:
-                self._json(404, {"ok": False, "error": f"no page {path!r}: GET / or /state"})
+                self._json(404, {"ok": False, "error": f"no page {path[:60]!r}: GET / or /state"})
 
         def do_POST(self):
+            self.close_connection = True
             if not self._host_ok():
                 return
             path = self.path.split("?")[0]
+            if path not in BODIES:
+                self._json(404, {"ok": False, "error": f"no endpoint {path[:60]!r}: POST "
+                                                       + ", ".join(BODIES)})
+                return
             if not self.headers.get("Content-Type", "").startswith("application/json"):
                 self._json(415, {"ok": False, "error": "POST a JSON body "
                                                        "(Content-Type: application/json)"})
                 return
             try:
-                n = int(self.headers.get("Content-Length", "0"))
-                body = json.loads(self.rfile.read(min(n, 10000)) or b"{}")
-            except ValueError:
-                self._json(400, {"ok": False, "error": "the body is not JSON"})
+                raw = self.rfile.read(content_length(self.headers))
+                body = parse_body(path, raw)
+            except BadRequest as err:
+                self._json(err.status, {"ok": False, "error": str(err)})
                 return
-            if not isinstance(body, dict):
-                self._json(400, {"ok": False, "error": "the body must be a JSON object"})
-            elif path == "/move":
-                move = body.get("move")
-                if not isinstance(move, str):
-                    self._json(400, {"ok": False, "error": 'send {"move": "waste>lake"} (API.md '
-                                                           "move text)"})
-                    return
-                why = server.session.request(move)
-                if why:
-                    self._json(409, {"ok": False, "move": move, "error": why})
-                else:
-                    self._json(200, {"ok": True, "queued": str(server.session.queued)})
+            if path == "/move":
+                self._json(*server.move(body))
             elif path == "/pause":
-                server.paused = bool(body.get("paused", not server.paused))
+                server.paused = body["paused"]
                 self._json(200, {"ok": True, "paused": server.paused})
             else:
-                self._json(404, {"ok": False, "error": f"no endpoint {path!r}: POST /move or /pause"})
+                server.start_hand()
+                self._json(200, {"ok": True, "started": True})
 
     return Handler
 
 
-def run_web(session: PlaySession, tick_ms: int = 400, port: int = 0, open_browser: bool = True,
-            out=None) -> Path | None:
-    """Serve the page until the hand ends (or Ctrl-C); returns the replay path."""
+def run_web(session: PlaySession, tick_ms: int = DEFAULT_TICK_MS, port: int = 0,
+            open_browser: bool = True, out=None, about: str = "") -> Path | None:
+    """Serve the page until the hand ends (or Ctrl-C); returns the replay path. The hand
+    waits at tick 0 until the person presses Start on the page."""
     out = sys.stdout if out is None else out
-    server = PlayServer(session, tick_ms=tick_ms, port=port).start()
-    print(f"Nertz: open {server.url} in a browser (Ctrl-C to stop)", file=out, flush=True)
+    server = PlayServer(session, tick_ms=tick_ms, port=port, wait_start=True).start()
+    print(f"Nertz: open {server.url} in a browser and press Start (Ctrl-C to stop)"
+          + (f"; {about}" if about else ""), file=out, flush=True)
     if open_browser:
         webbrowser.open(server.url)
     try:
@@ -204,12 +322,21 @@ def run_web(session: PlaySession, tick_ms: int = 400, port: int = 0, open_browse
 
 
 def play_from_args(args, config: RulesConfig) -> int:
-    """`nertz play --human [--terminal]` (agents/cli/play.py parses the options)."""
-    session = PlaySession(config, against=args.against or "heuristic", seat=args.seat,
-                          seed=args.seed, human_period=args.human_period,
+    """`nertz play --human [--terminal]` (agents/cli/play.py parses the options): every
+    option and the replay's path checked before the hand starts."""
+    pace = pace_from_args(args)
+    seat = 0 if args.seat is None else args.seat
+    session = PlaySession(config, against=pace["against"], seat=seat, seed=args.seed,
+                          human_period=args.human_period, bot_period=pace["bot_period"],
                           replay_out=args.replay_out or None)
     if args.terminal:
         play_terminal(session)
-    else:
-        run_web(session, tick_ms=args.tick_ms, port=args.port, open_browser=not args.no_browser)
+        return 0
+    periods = session.config.periods
+    bots = sorted({periods[s] * pace["tick_ms"] for s in session.bot_seats})
+    about = (f"level {pace['level']}: " if pace["level"] else "") + \
+        f"the bots move at most every {'/'.join(map(str, bots))} ms, you every " \
+        f"{periods[seat] * pace['tick_ms']} ms"
+    run_web(session, tick_ms=pace["tick_ms"], port=args.port or 0,
+            open_browser=not args.no_browser, about=about)
     return 0

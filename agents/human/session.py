@@ -16,6 +16,8 @@ Knows nothing of HTTP or terminals.
 """
 from __future__ import annotations
 
+import os
+import tempfile
 import threading
 from datetime import datetime, timezone
 from pathlib import Path
@@ -39,16 +41,36 @@ def default_replay_path(seed: int) -> Path:
     return Path("runs") / "play" / f"{stamp}-seed{seed}{SUFFIX}"
 
 
+def check_out_path(path: Path, option: str) -> None:
+    """Refuse (a ValueError naming `option`) an output file that could not be written: its
+    folder is created and a probe file written and removed there, before anything is played."""
+    if path.is_dir():
+        raise ValueError(f"{option} {str(path)!r} is a folder; name a file, e.g. "
+                         f"{str(path / ('hand' + SUFFIX))!r}")
+    if path.exists() and not os.access(path, os.W_OK):
+        raise ValueError(f"{option} {str(path)!r}: the file exists and is read-only")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, probe = tempfile.mkstemp(prefix=".nertz-probe-", dir=path.parent)
+        os.close(fd)
+        os.unlink(probe)
+    except OSError as err:
+        raise ValueError(f"{option} {str(path)!r}: cannot write in its folder "
+                         f"{str(path.parent)!r} ({err.strerror or err})") from None
+
+
 class PlaySession:
     """One hand: the person at `seat`, agents at the other seats (module docstring).
 
     against: agent specs (or Agent objects) for the other seats in seat order, or one spec
     for all of them. human_period: the person's seat period (R21), None keeps the config's.
-    start_layout: an API.md layout to start from instead of a seeded deal."""
+    bot_period: every agent seat's period (R21), None keeps the config's (pace.py turns a
+    reaction time in ms into one). start_layout: a docs/api.md layout to start from instead of a
+    seeded deal. The replay's path is checked here, before the hand, not after it."""
 
     def __init__(self, config: RulesConfig | None = None, against=("heuristic",), seat: int = 0,
                  seed: int = 0, human_period: int | None = None, replay_out=None,
-                 start_layout: dict | None = None):
+                 start_layout: dict | None = None, bot_period: int | None = None):
         from ..registry import make_agent, split_specs
         config = RulesConfig() if config is None else config
         if not isinstance(config, RulesConfig):
@@ -56,12 +78,16 @@ class PlaySession:
         S = config.num_seats
         if isinstance(seat, bool) or not isinstance(seat, int) or not 0 <= seat < S:
             raise ValueError(f"seat={seat!r}: the person's seat must be one of 0..{S - 1}")
+        periods = list(config.periods)
+        for name, value in (("human_period", human_period), ("bot_period", bot_period)):
+            if value is not None and (isinstance(value, bool) or not isinstance(value, int)
+                                      or not 1 <= value <= 100):
+                raise ValueError(f"{name}={value!r} must be an int from 1 to 100 (R21)")
+        if bot_period is not None:
+            periods = [p if s == seat else bot_period for s, p in enumerate(periods)]
         if human_period is not None:
-            if isinstance(human_period, bool) or not isinstance(human_period, int) \
-                    or human_period < 1:
-                raise ValueError(f"human_period={human_period!r} must be an int >= 1 (R21)")
-            periods = list(config.periods)
             periods[seat] = human_period
+        if bot_period is not None or human_period is not None:
             config = config.replace(speeds=tuple(periods))
         specs = split_specs(against) if isinstance(against, str) else list(against)
         if len(specs) == 1:
@@ -71,6 +97,8 @@ class PlaySession:
                              if S == 2 else
                              f"against: name one agent for all {S - 1} other seats or one per "
                              f"seat ({S - 1}), got {len(specs)}")
+        out = Path(replay_out) if replay_out else default_replay_path(seed)
+        check_out_path(out, "--replay-out")
         self.config, self.seat, self.seed = config, seat, seed
         self.bot_seats = [s for s in range(S) if s != seat]
         made: dict = {}                       # one object per distinct spec (a learned
@@ -97,14 +125,23 @@ class PlaySession:
         self._bot_at = dict(zip(self.bot_seats, self.bots))
         self.team = config.seat_team[seat]
         self.queued = None                    # the person's move for the next tick (a Move)
+        self.queued_tick = None               # the tick whose position it was checked on
+        self.last_moves: dict = {}            # seat -> move text chosen in the last tick
         self.log: list = []
-        self.replay_out = Path(replay_out) if replay_out else default_replay_path(seed)
+        self.replay_out = out
         self.replay_path: Path | None = None
         self.lock = threading.RLock()
 
     # ------------------------------------------------------------------ the person
     def legal(self) -> list:
         return [str(m) for m in self.table.legal_moves(self.seat)]
+
+    def observation(self):
+        """The person's seat observation and legal-move mask, as an agent at that seat gets
+        them (for a scripted person: benchmarks/human_pace.py)."""
+        with self.lock:
+            obs, legal = self._driver.gather(np.zeros(1, np.int64), np.array([self.seat]))
+            return obs[0], legal[0]
 
     def request(self, move) -> str:
         """Check the person's move now: '' and queued for the next tick when legal, else
@@ -114,6 +151,7 @@ class PlaySession:
             if why:
                 return why
             self.queued = Move.parse(move)    # (a shift without index: completed by step)
+            self.queued_tick = self.table.tick
             return ""
 
     # ------------------------------------------------------------------ a tick
@@ -155,10 +193,11 @@ class PlaySession:
             burns = self.table.layout()["burns"]
             moves = self.bot_moves()
             mine = self.queued
-            self.queued = None
+            self.queued = self.queued_tick = None
             if mine is not None and self.table.is_legal(self.seat, mine):
                 moves[self.seat] = mine
             res = self.table.step(moves)
+            self.last_moves = {s: str(m) for s, m in moves.items()}
             for s in sorted(moves):
                 m = moves[s]
                 if str(m) == "wait":
@@ -198,6 +237,7 @@ class PlaySession:
                 "seat": self.seat, "team": self.team, "agents": self.agents,
                 "seat_team": list(self.config.seat_team), "legal": self.legal(),
                 "queued": None if self.queued is None else str(self.queued),
+                "queued_tick": self.queued_tick,
                 "ready": lay["ready"][self.seat] <= lay["tick"],
                 "log": list(self.log),
                 "replay": None if self.replay_path is None else str(self.replay_path),

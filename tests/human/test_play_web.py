@@ -1,6 +1,7 @@
 """`nertz play --human`: the play server (loopback only, /state and /move over HTTP, the wall
 clock, refusals naming the rule, a finished hand's replay) and the terminal fallback with
-piped input. The page itself is driven in a real browser by tests/replay/test_web_browser.py."""
+piped input. The hardened server: test_play_server.py; pace, Start and up-front checks:
+test_play_pace.py; the page in a real browser: test_play_browser.py."""
 from __future__ import annotations
 
 import io
@@ -93,15 +94,26 @@ def test_state_then_a_refused_and_a_queued_move(tmp_path, served):
     code, res = post(srv, "move", {"move": "waste>lake"})
     assert code == 409 and res["error"].startswith("R9:")
     code, res = post(srv, "move", {"move": "nonsense"})
-    assert code == 409 and res["error"].startswith("API.md:")
+    assert code == 409 and res["error"].startswith("docs/api.md:")
     assert get(srv)["queued"] is None                   # nothing queued by a refusal
     code, res = post(srv, "move", {"move": ACE_MOVE})
-    assert code == 200 and res == {"ok": True, "queued": ACE_MOVE}
+    assert code == 200 and res == {"ok": True, "queued": ACE_MOVE, "tick": 0}
+    assert get(srv)["queued_tick"] == 0                 # checked on, and played at, tick 0
     srv.session.tick()                                  # the tick the clock would play
     st = get(srv)
     assert st["tick"] == 1 and st["queued"] is None
     assert [ACE] in st["layout"]["lake"]
     assert any(f"seat 0 (you) {ACE_MOVE}" in line for line in st["log"])
+
+
+def test_a_refusal_on_a_stale_page_names_both_ticks(tmp_path, served):
+    srv = served(paused=True)
+    srv.session.tick()                                  # the page still shows tick 0
+    code, res = post(srv, "move", {"move": "flip", "tick": 0})
+    assert code == 409 and res["error"].startswith("R18:")
+    assert res["error"].endswith("(the table moved on: the page showed tick 0, now tick 1)")
+    code, res = post(srv, "move", {"move": "flip", "tick": 1})
+    assert code == 409 and "moved on" not in res["error"]
 
 
 def test_bad_requests_are_refused_with_a_reason(tmp_path, served):
@@ -226,7 +238,8 @@ def test_a_failing_agent_stops_the_clock_with_its_reason(tmp_path, served):
 
 def test_cli_web_serves_on_loopback_and_ends_with_a_replay(tmp_path, capsys, monkeypatch):
     """`nertz play --human` as a user runs it (no browser opened): the page answers on the
-    printed loopback URL while the clock plays the hand out, then the scores and the replay."""
+    printed loopback URL at tick 0 until Start, then the clock plays the hand out, then the
+    scores and the replay."""
     import re
     import threading
 
@@ -242,9 +255,16 @@ def test_cli_web_serves_on_loopback_and_ends_with_a_replay(tmp_path, capsys, mon
     url = []
     assert until(lambda: url or url.extend(re.findall(r"http://127\.0\.0\.1:\d+/",
                                                         capsys.readouterr().out)))
-    with urllib.request.urlopen(url[0] + "state", timeout=10) as r:
-        state = json.load(r)
-    assert state["layout"]["teams"] and ACE_MOVE in state["legal"] or state["hand_over"]
+    def state():
+        with urllib.request.urlopen(url[0] + "state", timeout=10) as r:
+            return json.load(r)
+    assert state()["tick"] == 0 and not state()["started"] and ACE_MOVE in state()["legal"]
+    time.sleep(0.3)                                   # 15 ticks of 20 ms: the clock waits
+    assert state()["tick"] == 0
+    req = urllib.request.Request(url[0] + "start", data=b"{}",
+                                 headers={"Content-Type": "application/json"})
+    with urllib.request.urlopen(req, timeout=10) as r:
+        assert json.load(r) == {"ok": True, "started": True}
     run.join(60)
     assert not run.is_alive() and rc == [0] and opened == []
     assert "replay written to" in capsys.readouterr().out

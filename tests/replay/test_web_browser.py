@@ -1,11 +1,9 @@
 """The replay viewer and the play page in a real browser: headless Chromium from the system
-(/usr/bin/chromium, or NERTZ_CHROMIUM) driven by Playwright.
-
-Skipped when Playwright or Chromium is missing, except under NERTZ_REQUIRE_CLIENTS=1 (CI),
-where a missing one fails, like tests/envs/test_clients.py."""
+(/usr/bin/chromium, or NERTZ_CHROMIUM) driven by Playwright, through the `page` fixture of
+tests/conftest.py (skipped when either is missing, except under NERTZ_REQUIRE_CLIENTS=1, CI).
+The play page's own tests: tests/human/test_play_browser.py."""
 from __future__ import annotations
 
-import os
 import re
 
 import numpy as np
@@ -15,53 +13,7 @@ from nertz_env.config import RulesConfig
 from nertz_env.engine import Engine
 from nertz_env.replay import Recorder, Replay
 from nertz_env.replay.html import write_html
-
-REQUIRED = os.environ.get("NERTZ_REQUIRE_CLIENTS") == "1"
-CHROMIUM = os.environ.get("NERTZ_CHROMIUM", "/usr/bin/chromium")
-
-
-def _missing(why: str):
-    if REQUIRED:
-        pytest.fail(why)
-    pytest.skip(why)
-
-
-@pytest.fixture(scope="module")
-def browser():
-    try:
-        from playwright.sync_api import sync_playwright
-    except ImportError as err:
-        _missing(f"playwright is not installed ({err}): pip install playwright")
-    if not os.access(CHROMIUM, os.X_OK):
-        _missing(f"no Chromium at {CHROMIUM} (apt-get install chromium, or set NERTZ_CHROMIUM)")
-    with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
-        yield b
-        b.close()
-
-
-@pytest.fixture
-def page(browser):
-    pg = browser.new_page(viewport={"width": 1100, "height": 900})
-    errors = []
-    pg.on("pageerror", lambda err: errors.append(str(err)))
-    pg.set_default_timeout(10_000)
-    yield pg
-    pg.close()
-    assert not errors, errors                     # no script error on the page
-
-
-def pictured(pg, team: int) -> dict:
-    """The cards a team's panel shows: River columns (every card) and the Nertz top."""
-    box = pg.locator(f'.team[data-team="{team}"]')
-    cols = [[c.get_attribute("data-card") for c in col.locator(".card[data-card]").all()]
-            for col in box.locator(".column").all()]
-    nertz = box.locator(".nertz .card[data-card]")
-    return {"river": cols, "nertz": nertz.get_attribute("data-card") if nertz.count() else None}
-
-
-def lake_tops(pg) -> list:
-    return [c.get_attribute("data-card") for c in pg.locator(".lake-pile[data-pile] .card").all()]
+from tests.helpers import lake_tops, pictured
 
 
 def expected(layout, team: int) -> dict:
@@ -101,8 +53,9 @@ def test_viewer_is_one_self_contained_file(recorded):
                          text)
     data = re.search(r'<script id="replay-data" type="application/json">(.*?)</script>', text,
                      re.DOTALL).group(1)
-    frames = json.loads(data)["frames"]
-    assert [f["tick"] for f in frames] == [f["tick"] for f in rep.frames(0)]
+    from nertz_env.replay.html import decode_records
+    frames = decode_records(json.loads(data)["frames"])    # compact: keyframes and changes
+    assert frames == rep.frames(0)
     assert json.loads(script_json({"x": "</script><!--"})) == {"x": "</script><!--"}
     assert "</" not in script_json({"x": "</script>"})
     with pytest.raises(ValueError, match="hand"):
@@ -114,7 +67,7 @@ def test_viewer_shows_the_deal_and_scrubs(page, recorded):
     frames = rep.frames(0)
     last = len(frames) - 1
     page.goto(html.resolve().as_uri())
-    assert page.inner_text("#tick-label") == f"tick 0 / {frames[-1]['tick']}"
+    assert page.inner_text("#tick-label") == f"tick 0 / {frames[-1]['tick']}, before its moves"
     for team in (0, 1):                                       # the deal
         assert pictured(page, team) == expected(frames[0]["layout"], team)
     assert lake_tops(page) == []
@@ -151,48 +104,71 @@ def test_viewer_jumps_to_the_next_event(page, recorded):
     assert page.inner_text("#tick-label").startswith(f"tick {frames[before]['tick']} /")
 
 
+def test_viewer_rebuilds_every_position_from_its_keyframe(page, recorded):
+    """Jumps forward, backward and across keyframes (html.KEY_EVERY): every picture is the
+    recorded layout, scores and Lake counts ("x5") included."""
+    from nertz_env.replay.html import KEY_EVERY
+    rep, html = recorded
+    frames = rep.frames(0)
+    assert len(frames) > 2 * KEY_EVERY                     # the hand spans keyframes
+    page.goto(html.resolve().as_uri())
+    rng = np.random.default_rng(0)
+    picks = [len(frames) - 1, KEY_EVERY - 1, KEY_EVERY, KEY_EVERY + 1, 3, 2 * KEY_EVERY + 7,
+             *rng.integers(0, len(frames), 6)]
+    for k in map(int, picks):
+        page.locator("#scrub").fill(str(k))
+        lay = frames[k]["layout"]
+        assert page.inner_text("#tick-label").startswith(f"tick {lay['tick']} /")
+        for team in (0, 1):
+            assert pictured(page, team) == expected(lay, team)
+        counts = page.locator(".lake-pile[data-pile] .pile-count").all_inner_texts()
+        assert counts == [f"x{len(p)}" for p in lay["lake"]]
+
+
+def test_viewer_of_a_sampled_hand_says_so_and_shows_the_kept_positions(page, recorded,
+                                                                       tmp_path, monkeypatch):
+    """Past html.MAX_PAGE_POSITIONS the page keeps positions evenly and says so above the
+    table; scrubbing shows the kept positions, the last one included."""
+    from nertz_env.replay import html as H
+    rep, _ = recorded
+    frames = rep.frames(0)
+    monkeypatch.setattr(H, "MAX_PAGE_POSITIONS", 30)
+    keep, words = H.page_sampling(len(frames))
+    kept = sorted(keep)
+    page.goto(H.write_html(rep, tmp_path / "s.html").resolve().as_uri())
+    assert page.is_visible("#sampled") and page.inner_text("#sampled") == words
+    assert page.get_attribute("#scrub", "max") == str(len(kept) - 1)
+    for j in (0, 1, len(kept) // 2, len(kept) - 1):
+        page.locator("#scrub").fill(str(j))
+        lay = frames[kept[j]]["layout"]
+        assert page.inner_text("#tick-label").startswith(f"tick {lay['tick']} /")
+        for team in (0, 1):
+            assert pictured(page, team) == expected(lay, team)
+    page.goto(recorded[1].resolve().as_uri())            # written before the patch
+    assert not page.is_visible("#sampled")              # a hand kept whole says nothing
+
+
+def test_viewer_shows_the_legend_in_the_gif_colours(page, recorded):
+    from nertz_env.envs.render import TEAM_COLOURS
+    from nertz_env.replay.notation import LEGEND
+    _, html = recorded
+    page.goto(html.resolve().as_uri())
+    assert page.locator("#legend li").all_inner_texts() == list(LEGEND)
+    assert page.locator("#colours .swatch").all_inner_texts() == ["team 0 (yellow)",
+                                                                  "team 1 (blue)"]
+    for t in (0, 1):
+        colour = page.eval_on_selector(f'.team[data-team="{t}"]',
+                                       "e => getComputedStyle(e).borderLeftColor")
+        assert colour == "rgb(%d, %d, %d)" % TEAM_COLOURS[t]
+        assert page.inner_text(f'.team[data-team="{t}"] .team-name') == \
+            f"Team {t} ({['yellow', 'blue'][t]})"
+    assert page.locator('.team[data-team="0"] .col-name').all_inner_texts() == \
+        ["river0", "river1", "river2", "river3"]
+    assert "hand 0 of 1 in the file, hand number 0" in page.title()
+
+
 # ---------------------------------------------------------------------- the play page
-def test_play_page_click_drag_and_refusal(page, tmp_path):
-    from agents.human.server import PlayServer
-    from agents.human.session import PlaySession
-    # seed 1: seat 0's River column 0 holds AD, which R18 sends to the Lake first
-    sess = PlaySession(RulesConfig(num_teams=2, max_ticks=2000), against="heuristic", seed=1,
-                       replay_out=tmp_path / "p.nertz.json.gz")
-    deal = sess.table.layout()
-    srv = PlayServer(sess, tick_ms=100).start()
-    try:
-        page.goto(srv.url)
-        page.wait_for_selector(".team.active [data-src]")
-        assert pictured(page, 0) == expected(deal, 0)         # the deal shows (our cards
-        assert deal["teams"][0]["river"][0] == ["AD"]         # move only when we move them)
-        # illegal moves: a flip (a click on the stock) while the ace waits (R18); the Nertz
-        # card 2C onto River column 1's 4C (R11)
-        page.click('.team.active [data-action="flip"]')
-        page.wait_for_selector("#error.refused")
-        assert re.match(r"flip refused: R18: the available ace AD must go to the Lake first",
-                        page.inner_text("#error"))
-        page.click('.team.active [data-src="nertz"]')
-        assert "selected" in page.get_attribute('.team.active [data-src="nertz"]', "class")
-        page.click('.team.active .column[data-col="1"] .card')
-        page.wait_for_function("document.getElementById('error').textContent.includes('R11')")
-        assert page.inner_text("#error") == ("nertz>river1 refused: R11: 2C goes on a red 3 (3H "
-                                             "or 3D); River column 1's top is 4C")
-        assert "AD" not in lake_tops(page)
-        # a legal move by two clicks: the ace onto the empty-Lake slot; the Lake updates
-        page.click('.team.active [data-src="river0:0"]')
-        page.click(".lake .new-pile")
-        page.wait_for_selector('.lake-pile[data-pile] .card[data-card="AD"]')
-        assert page.inner_text("#error") == ""
-        assert any("seat 0 (you) river0>lake" in x for x in page.locator("#log li").all_inner_texts())
-        # a legal move by drag and drop: the Nertz card into the now empty column 0 (R12)
-        nertz = deal["teams"][0]["nertz"]
-        page.drag_and_drop('.team.active [data-src="nertz"]', '.team.active .column[data-col="0"]')
-        page.wait_for_selector(f'.team.active .column[data-col="0"] .card[data-card="{nertz[-1]}"]')
-        assert page.get_attribute('.team.active [data-src="nertz"]', "data-card") == nertz[-2]
-    finally:
-        srv.stop()
-
-
+# (Start, clicks, drags, refusals and queued moves: tests/human/test_play_browser.py)
 def test_play_page_shows_the_final_scores(page, tmp_path):
     from agents.human.server import PlayServer
     from agents.human.session import PlaySession
