@@ -11,9 +11,13 @@ The only module of the arena that imports ray (through nertz_env.optional, when 
 """
 from __future__ import annotations
 
+import logging
+import warnings
+
 from nertz_env.optional import require
 
 from ..registry import make_agent
+from .limits import check_int
 from .play import Block, MatchPlan, Roster, play_deals
 from .progress import NoBar
 
@@ -25,15 +29,39 @@ def check_executor(executor, agents, block_deals) -> None:
     """ValueError unless executor is local or ray (with spec strings) and block_deals fits."""
     if executor not in EXECUTORS:
         raise ValueError(f"executor {executor!r} is unknown; executors are {', '.join(EXECUTORS)}")
-    if block_deals is not None and (isinstance(block_deals, bool) or
-                                    not isinstance(block_deals, int) or block_deals < 1):
-        raise ValueError(f"block_deals={block_deals!r} must be an int >= 1 or None")
+    if block_deals is not None:
+        check_int("block_deals", block_deals)
     if executor == "ray":
         bad = [a for a in agents if not isinstance(a, str)]
         if bad:
             raise ValueError(f"executor='ray' builds the agents again on every worker: give "
                              f"them as spec strings, not {type(bad[0]).__name__} objects")
         require("ray", "ray", RAY_PURPOSE)
+
+
+def connect_error(address, err) -> str:
+    """One line on a failed ray.init: what failed, why (its first line), what to do."""
+    why = next((ln.strip() for ln in str(err).splitlines() if ln.strip()), type(err).__name__)
+    where = (f"cannot connect to the Ray cluster at {address!r}" if address
+             else "cannot start a local Ray instance")
+    return (f"Ray: {where} ({type(err).__name__}: {why[:200]}); start a cluster with "
+            f"'ray start --head' and give its address (--ray auto), or drop --ray to play the "
+            f"deals in this process")
+
+
+def _connect(ray, address) -> None:
+    """ray.init, its failure one line (connect_error): the client's INFO log lines and
+    timeout warning are held back while it connects, so nothing but that line is printed."""
+    held = logging.root.manager.disable            # ray's loggers set their own levels
+    logging.disable(logging.WARNING)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            ray.init(address=address, include_dashboard=False, log_to_driver=False)
+    except Exception as err:          # ray raises ConnectionError, RuntimeError, ...
+        raise ValueError(connect_error(address, err)) from None
+    finally:
+        logging.disable(held)
 
 
 _WORKER_AGENTS: dict = {}     # (spec, seed) -> agent: a worker loads each agent (a model) once
@@ -56,7 +84,7 @@ def play_deals_ray(plan: MatchPlan, specs, d_lo: int, d_hi: int, bar, block_deal
     task_body: the block's function (default ray_block, same arguments)."""
     ray = require("ray", "ray", RAY_PURPOSE)
     if not ray.is_initialized():
-        ray.init(address=address, include_dashboard=False, log_to_driver=False)
+        _connect(ray, address)
     block = block_deals or max(1, -(-(d_hi - d_lo) // 8))
     task = ray.remote(max_retries=3)(task_body or ray_block)
     refs = {}

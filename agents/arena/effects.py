@@ -22,6 +22,7 @@ import math
 import numpy as np
 
 from nertz_env.core.scoring import relative_points
+from nertz_env.files import atomic_path
 from nertz_env.optional import require
 
 from ..stats import estimators as stats
@@ -137,7 +138,7 @@ def format_effects(rows: list, spec: ExperimentSpec | None = None, *,
               "(win: of its win share).",
               f"Holm: {n} intervals are shown; 'better'/'worse' = significant after Holm's "
               f"correction over all {n} rows (family-wise 5%), 'n.s.' = not."]
-    return "\n".join(lines)
+    return "\n".join(lines) if markdown else report.fit_lines("\n".join(lines))
 
 
 def plot_forest(rows: list, path, title: str = "") -> None:
@@ -180,4 +181,5 @@ def plot_forest(rows: list, path, title: str = "") -> None:
     if title:
         fig.suptitle("\n".join(textwrap.wrap(title, max(40, int(width * 11)))), fontsize=10)
     fig.tight_layout(rect=(0, 0.03, 1, 1))
-    fig.savefig(path, format="png", dpi=100, metadata={"Software": None})
+    with atomic_path(path) as tmp:
+        fig.savefig(tmp, format="png", dpi=100, metadata={"Software": None})

@@ -39,6 +39,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import NamedTuple
 
+from nertz_env.files import write_text
+
 from ..registry import make_agent
 from ..stats import estimators as stats
 from ..stats import report
@@ -47,6 +49,7 @@ from .effects import (cell_effects, effect_interval, format_effects,  # noqa: F4
                       outcome_values, plot_forest)
 from .experiment_spec import (MODES, OUTCOME_LABEL, OUTCOMES, SPEC_KEYS,  # noqa: F401
                               SPEED_MIXES, Cell, ExperimentSpec, load_spec, spec_from_dict)
+from .outdir import write_files, write_run
 from .play import MatchPlan, Roster, play_deals
 from .precision import play_to_precision
 from .progress import grow_bar, progress_bar
@@ -76,21 +79,26 @@ class ExperimentResult:
     def table(self) -> str:
         return format_effects(self.rows, self.spec)
 
-    def write(self, out_dir, plot: bool = True) -> list:
-        """effects.csv, effects.md, experiment.json and forest.png in out_dir."""
-        out = Path(out_dir)
-        out.mkdir(parents=True, exist_ok=True)
-        paths = [out / "effects.csv", out / "effects.md", out / "experiment.json"]
-        report.write_csv(self.rows, paths[0])
-        paths[1].write_text(format_effects(self.rows, self.spec, markdown=True) + "\n")
-        report.write_json(self.summary(), paths[2])
-        for rep in self.replays:
-            paths.append(rep.save(out / "replays" / replay_name(rep)))
+    def write(self, out_dir, plot: bool = True, overwrite: bool = False) -> list:
+        """effects.csv, effects.md, experiment.json and forest.png in a fresh out_dir (and
+        replays/ of record=): all of them or none (agents/arena/outdir.py; overwrite
+        replaces an earlier run)."""
+        return write_run(self.write_into, out_dir, plot=plot, overwrite=overwrite,
+                         command="experiment")
+
+    def write_into(self, folder, plot: bool = True) -> list:
+        """write's files into `folder`, an existing folder that a run_folder claimed."""
+        out = Path(folder)
+        title = (f"{self.spec.name}: treatment - baseline ({self.spec.baseline}), 95% CI over "
+                 f"deals, seed {self.spec.seed}")
+        jobs = [(out / "effects.csv", lambda p: report.write_csv(self.rows, p)),
+                (out / "effects.md", lambda p: write_text(p, format_effects(
+                    self.rows, self.spec, markdown=True) + "\n")),
+                (out / "experiment.json", lambda p: report.write_json(self.summary(), p))]
+        jobs += [(out / "replays" / replay_name(rep), rep.save) for rep in self.replays]
         if plot:
-            paths.append(out / "forest.png")
-            plot_forest(self.rows, paths[-1], title=f"{self.spec.name}: treatment - baseline "
-                        f"({self.spec.baseline}), 95% CI over deals, seed {self.spec.seed}")
-        return paths
+            jobs.append((out / "forest.png", lambda p: plot_forest(self.rows, p, title=title)))
+        return write_files(jobs)
 
 
 def run_experiment(spec: ExperimentSpec, *, progress: bool = True, batch_tables: int = 2048,

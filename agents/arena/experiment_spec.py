@@ -31,9 +31,13 @@ import itertools
 import math
 import numbers
 from dataclasses import dataclass, field
-from pathlib import Path
 
 from nertz_env.config import RulesConfig
+from nertz_env.files import read_capped
+
+from .limits import (MAX_CELLS, MAX_GRID, MAX_LABEL, MAX_SPEC_BYTES, check_int, check_size,
+                     default_cap)
+from .seatings import make_lineups, seatings
 
 OUTCOMES = ("points", "relative", "win")
 MODES = ("hands", "games")
@@ -42,6 +46,54 @@ SPEC_KEYS = ("name", "seed", "deals", "precision", "max_deals", "baseline", "tre
              "opponents", "teams", "speeds", "rules", "modes", "outcomes", "max_game_hands")
 OUTCOME_LABEL = {"points": "points per hand", "relative": "points per hand relative to the table",
                  "win": "win share (games mode: games won)"}
+
+
+def _bad(key, value, allowed) -> ValueError:
+    return ValueError(f"experiment {key}={value!r}: {allowed}")
+
+
+def opponents_key(o):
+    """An opponents entry as its cell name ('baseline', 'half', 'A' or 'A+B'), or None when
+    it is no valid entry."""
+    specs = o if isinstance(o, list) else [o]
+    if not specs or any(not isinstance(x, str) or not x.strip() for x in specs) or (
+            isinstance(o, list) and any(x in ("baseline", "half") for x in specs)):
+        return None
+    return "+".join(x.strip() for x in specs)
+
+
+def speeds_key(v):
+    """A speeds entry as its cell name ('even', 'mixed' or '1,2,1'), or None when it is no
+    valid entry (bare numbers: a list of periods is one entry, '1,2,1' or [1, 2, 1])."""
+    if v in SPEED_MIXES:
+        return v
+    parts = v.split(",") if isinstance(v, str) else v if isinstance(v, list) else None
+    if not parts:
+        return None
+    out = []
+    for x in parts:
+        if isinstance(x, str) and x.strip().isdigit():
+            x = int(x)
+        if isinstance(x, bool) or not isinstance(x, int):
+            return None
+        out.append(str(x))
+    return ",".join(out)
+
+
+def _grid(key, values, norm, allowed) -> None:
+    """A grid axis: a list of 1 to MAX_GRID entries, each valid (norm(x) not None) and
+    distinct after norm (a repeated entry would play and count a cell twice)."""
+    if not isinstance(values, list) or not 1 <= len(values) <= MAX_GRID:
+        raise _bad(key, values, f"must be a list of 1 to {MAX_GRID} {allowed}")
+    seen = {}
+    for i, x in enumerate(values):
+        k = norm(x)
+        if k is None:
+            raise _bad(key, values, f"entry {i} ({x!r}) is not valid: {allowed}")
+        if k in seen:
+            raise _bad(key, values, f"entries {seen[k]} and {i} are the same ({k}): "
+                       f"each entry once")
+        seen[k] = i
 
 
 @dataclass(frozen=True)
@@ -76,81 +128,115 @@ class ExperimentSpec:
 
     # ------------------------------------------------------------------ checks
     def check(self) -> None:
-        """ValueError naming the key and what it allows; the spec is left as it was given."""
-        def bad(key, value, allowed):
-            return ValueError(f"experiment {key}={value!r}: {allowed}")
-
-        if not isinstance(self.name, str) or not self.name.strip():
-            raise bad("name", self.name, "must be a non-empty string")
+        """ValueError naming the key and what it allows (the limits of agents/arena/limits.py,
+        the CLI's own); the spec is left as it was given."""
+        if not isinstance(self.name, str) or not self.name.strip() or len(self.name) > MAX_LABEL:
+            raise _bad("name", self.name, f"must be a non-empty string of at most {MAX_LABEL} "
+                       "characters")
         for key in ("seed", "deals", "max_game_hands"):
-            v = getattr(self, key)
-            lo = {"seed": 0, "deals": 2, "max_game_hands": 1}[key]
-            if isinstance(v, bool) or not isinstance(v, numbers.Integral) or v < lo:
-                raise bad(key, v, f"must be an int >= {lo}")
+            check_int(key, getattr(self, key), f"experiment {key}")
         if self.precision is not None and (
                 isinstance(self.precision, bool) or not isinstance(self.precision, numbers.Real)
                 or not math.isfinite(self.precision) or self.precision <= 0):
-            raise bad("precision", self.precision, "must be a number > 0 (a 95% half-width in "
-                      "the headline outcome's units) or absent")
+            raise _bad("precision", self.precision, "must be a number > 0 (a 95% half-width in "
+                       "the headline outcome's units) or absent")
         if self.max_deals is not None:
             if self.precision is None:
-                raise bad("max_deals", self.max_deals, "caps a precision run: give precision too")
-            if (isinstance(self.max_deals, bool) or not isinstance(self.max_deals, numbers.Integral)
-                    or self.max_deals < self.deals):
-                raise bad("max_deals", self.max_deals, f"must be an int >= deals ({self.deals})")
+                raise _bad("max_deals", self.max_deals, "caps a precision run: give precision too")
+            check_int("max_deals", self.max_deals, "experiment max_deals")
+            if self.max_deals < self.deals:
+                raise _bad("max_deals", self.max_deals, f"must be an int >= deals ({self.deals})")
         if not isinstance(self.baseline, str) or not self.baseline.strip():
-            raise bad("baseline", self.baseline, "must be an agent spec string, e.g. 'heuristic'")
-        if not isinstance(self.treatments, dict) or not self.treatments:
-            raise bad("treatments", self.treatments, "must name at least one treatment: "
-                      "{name: agent spec}")
-        for k, v in self.treatments.items():
-            if not isinstance(k, str) or not k.strip() or not isinstance(v, str) or not v.strip():
-                raise bad("treatments", self.treatments, "maps names to agent spec strings")
+            raise _bad("baseline", self.baseline, "must be an agent spec string, e.g. 'heuristic'")
+        self._check_treatments()
         for key, allowed in (("modes", MODES), ("outcomes", OUTCOMES)):
-            v = getattr(self, key)
-            if not isinstance(v, list) or not v or len(set(v)) != len(v) or \
-                    any(x not in allowed for x in v):
-                raise bad(key, v, f"must be a non-empty list of distinct values from "
-                          f"{', '.join(allowed)}")
-        if not isinstance(self.teams, list) or not self.teams or any(
-                isinstance(t, bool) or not isinstance(t, int) or not 2 <= t <= 8 for t in self.teams):
-            raise bad("teams", self.teams, "must be a non-empty list of table sizes 2-8")
-        if not isinstance(self.opponents, list) or not self.opponents:
-            raise bad("opponents", self.opponents, "must be a non-empty list of 'baseline', "
-                      "'half', an agent spec or a list of agent specs")
-        for o in self.opponents:
-            specs = o if isinstance(o, list) else [o]
-            if not specs or any(not isinstance(s, str) or not s.strip() for s in specs) or (
-                    isinstance(o, list) and any(s in ("baseline", "half") for s in specs)):
-                raise bad("opponents", o, "each entry is 'baseline', 'half', an agent spec or "
-                          "a list of agent specs")
-        if not isinstance(self.speeds, list) or not self.speeds:
-            raise bad("speeds", self.speeds, "must be a non-empty list of 'even', 'mixed' or "
-                      "'P1,P2,...' (one period per seat)")
-        if not isinstance(self.rules, dict) or not self.rules or any(
-                not isinstance(v, dict) for v in self.rules.values()):
-            raise bad("rules", self.rules, "must map variant names to tables of RulesConfig "
-                      "fields ({'default': {}} for the default rules)")
+            _grid(key, getattr(self, key), lambda x, a=allowed: x if x in a else None,
+                  f"distinct values from {', '.join(allowed)}")
+        _grid("teams", self.teams, lambda t: t if isinstance(t, int) and not isinstance(t, bool)
+              and 2 <= t <= 8 else None, "distinct table sizes 2-8 (ints)")
+        _grid("opponents", self.opponents, opponents_key, "distinct entries, each 'baseline', "
+              "'half', an agent spec or a list of agent specs")
+        _grid("speeds", self.speeds, speeds_key, "distinct speed mixes, each 'even', 'mixed' or "
+              "one period per seat as a string '1,2,1,3' or a list [1, 2, 1, 3] (bare numbers are "
+              "no mix: speeds = ['1,2,1,3'] is one)")
+        if "baseline" in self.opponents and self.baseline.strip() in map(opponents_key,
+                                                                          self.opponents):
+            raise _bad("opponents", self.opponents, f"'baseline' and {self.baseline.strip()!r} "
+                       "(the baseline's spec) are the same opponents: each entry once")
+        self._check_rules()
+        n = (len(self.treatments) * len(self.opponents) * len(self.teams) * len(self.speeds)
+             * len(self.rules) * len(self.modes))
+        if n > MAX_CELLS:
+            raise ValueError(f"experiment grid: {n} treatment cells (treatments x opponents x "
+                             f"teams x speeds x rules x modes); at most {MAX_CELLS}")
+        cap = self.deal_cap()
+        for cell in self.cells():
+            self.config(cell)                      # every table can be built
+            check_size(cap, self.tables_per_deal(cell), self.cell_hands(cell), cell.teams,
+                       f"experiment cell {cell.opponents}, {cell.teams} teams, {cell.speeds}, "
+                       f"{cell.rules}, {cell.mode}")
+
+    def _check_treatments(self) -> None:
+        t = self.treatments
+        if not isinstance(t, dict) or not t or len(t) > MAX_GRID:
+            raise _bad("treatments", t, f"must name 1 to {MAX_GRID} treatments: "
+                       "{name: agent spec}")
+        for k, v in t.items():
+            if not isinstance(k, str) or not k.strip() or len(k) > MAX_LABEL or \
+                    not isinstance(v, str) or not v.strip():
+                raise _bad("treatments", t, f"maps names (at most {MAX_LABEL} characters) to agent "
+                           "spec strings")
+        seen = {}
+        for k, v in t.items():
+            if v.strip() in seen:
+                raise _bad("treatments", t, f"{seen[v.strip()]!r} and {k!r} are the same agent "
+                           "spec: each treatment once")
+            seen[v.strip()] = k
+
+    def _check_rules(self) -> None:
+        if not isinstance(self.rules, dict) or not self.rules or len(self.rules) > MAX_GRID or \
+                any(not isinstance(v, dict) for v in self.rules.values()):
+            raise _bad("rules", self.rules, f"must map 1 to {MAX_GRID} variant names to tables "
+                       "of RulesConfig fields ({'default': {}} for the default rules)")
         fields = {f.name for f in dataclasses.fields(RulesConfig) if f.init}
+        seen = {}
         for name, kw in self.rules.items():
             for k in kw:
                 if k in ("num_teams", "speeds"):
-                    raise bad(f"rules.{name}.{k}", kw[k], "is set by the experiment's "
-                              f"{'teams' if k == 'num_teams' else 'speeds'}, not by a rules variant")
+                    raise _bad(f"rules.{name}.{k}", kw[k], "is set by the experiment's "
+                               f"{'teams' if k == 'num_teams' else 'speeds'}, not by a rules "
+                               "variant")
                 if k not in fields:
-                    raise bad(f"rules.{name}.{k}", kw[k], "is not a RulesConfig field; fields: "
-                              + ", ".join(sorted(fields)))
-        for cell in self.cells():
-            self.config(cell)                      # every table can be built
+                    raise _bad(f"rules.{name}.{k}", kw[k], "is not a RulesConfig field; fields: "
+                               + ", ".join(sorted(fields)))
+            if "target_score" in kw and "games" not in self.modes:
+                raise _bad(f"rules.{name}.target_score", kw["target_score"], "only matters in "
+                           "games mode: add 'games' to modes or drop it")
+            key = repr(sorted((k, v) for k, v in kw.items()))
+            if key in seen:
+                raise _bad(f"rules.{name}", kw, f"is the same variant as rules.{seen[key]}: "
+                           "each variant once")
+            seen[key] = name
 
     # ------------------------------------------------------------------ grid
     def cells(self) -> list:
         out = []
         for opp, teams, speeds, rules, mode in itertools.product(
                 self.opponents, self.teams, self.speeds, self.rules, self.modes):
-            key = "+".join(opp) if isinstance(opp, list) else opp
-            out.append(Cell(key, teams, speeds, rules, mode))
+            out.append(Cell(opponents_key(opp), teams, speeds_key(speeds), rules, mode))
         return out
+
+    def tables_per_deal(self, cell: Cell) -> int:
+        """Tables a cell plays per deal (experiment.py cell_plan's seatings, counted)."""
+        K = len(self.treatments)
+        if cell.opponents == "half":
+            (lineup,) = make_lineups(2, cell.teams, "all-play-all")
+            return K * len(seatings(lineup))
+        return (K + 1) * cell.teams
+
+    def cell_hands(self, cell: Cell) -> int:
+        """Hands a table's record holds in this cell: 1, or max_game_hands in games mode."""
+        return 1 if cell.mode == "hands" else self.max_game_hands
 
     def config(self, cell: Cell) -> RulesConfig:
         """The RulesConfig of a cell (ValueError naming the speeds or rules variant)."""
@@ -165,21 +251,21 @@ class ExperimentSpec:
             elif cell.speeds == "mixed":
                 speeds = tuple(1 + s % 2 for s in range(seats))
             else:
-                try:
-                    speeds = tuple(int(x) for x in cell.speeds.split(","))
-                except ValueError:
-                    raise ValueError(f"speeds {cell.speeds!r} must be 'even', 'mixed' or "
-                                     f"integers separated by commas") from None
+                speeds = tuple(int(x) for x in cell.speeds.split(","))
             return RulesConfig(num_teams=cell.teams, speeds=speeds, **kw)
         except (TypeError, ValueError) as err:
             raise ValueError(f"experiment cell teams={cell.teams}, speeds={cell.speeds!r}, "
                              f"rules {cell.rules!r}: {err}") from None
 
     def deal_cap(self) -> int:
-        """The most deals a cell can play: deals, or a precision run's cap."""
+        """The most deals a cell can play: deals, or a precision run's cap (max_deals, else
+        100 x deals clipped to what every cell can keep in memory, limits.default_cap)."""
         if self.precision is None:
             return self.deals
-        return 100 * self.deals if self.max_deals is None else self.max_deals
+        if self.max_deals is not None:
+            return self.max_deals
+        return min(default_cap(self.deals, self.tables_per_deal(c), self.cell_hands(c), c.teams)
+                   for c in self.cells())
 
     def as_dict(self) -> dict:
         return {k: getattr(self, k) for k in SPEC_KEYS}
@@ -191,11 +277,13 @@ def load_spec(path, **overrides) -> ExperimentSpec:
         import tomllib
     except ModuleNotFoundError:  # pragma: no cover - Python 3.10
         import tomli as tomllib
-    p = Path(path)
     try:
-        data = tomllib.loads(p.read_text())
+        data = tomllib.loads(read_capped(path, MAX_SPEC_BYTES, "experiment spec").decode())
+    except UnicodeDecodeError:
+        raise ValueError(f"experiment spec {str(path)!r}: not UTF-8 text") from None
     except OSError as err:
-        raise ValueError(f"experiment spec {str(path)!r}: cannot read it ({err.strerror or err})") from None
+        raise ValueError(f"experiment spec {str(path)!r}: cannot read it "
+                         f"({err.strerror or err})") from None
     except tomllib.TOMLDecodeError as err:
         raise ValueError(f"experiment spec {str(path)!r}: not valid TOML ({err})") from None
     data.update({k: v for k, v in overrides.items() if v is not None})
@@ -209,4 +297,8 @@ def spec_from_dict(data: dict, where: str = "experiment spec") -> ExperimentSpec
     for need in ("baseline", "treatments"):
         if need not in data:
             raise ValueError(f"{where}: {need!r} is missing (the agent spec(s) to compare)")
+    modes = data.get("modes", ["hands"])
+    if "max_game_hands" in data and isinstance(modes, list) and "games" not in modes:
+        raise ValueError(f"{where}: max_game_hands={data['max_game_hands']!r} only matters in "
+                         "games mode: add 'games' to modes (--modes hands,games) or drop it")
     return ExperimentSpec(**data)

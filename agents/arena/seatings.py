@@ -28,6 +28,9 @@ Never imports the engine or the play loops: the design is plain combinatorics.
 from __future__ import annotations
 
 import itertools
+import math
+
+from .limits import MAX_TABLES
 
 FORMATS = ("auto", "round-robin", "all-play-all")
 
@@ -50,6 +53,12 @@ def make_lineups(n_agents: int, n_teams: int, fmt: str = "auto") -> list:
         if n_agents < n_teams:
             raise ValueError(f"format round-robin needs at least {n_teams} agents for {n_teams} "
                              f"teams, got {n_agents}; use all-play-all")
+        count = math.comb(n_agents, n_teams)
+        if count * len(position_group(n_teams)) > MAX_TABLES:
+            raise ValueError(f"format round-robin: {n_agents} agents at {n_teams} teams make "
+                             f"{count:,} lineups of {len(position_group(n_teams))} seatings, "
+                             f"more tables per deal than a run holds ({MAX_TABLES:,}); name "
+                             "fewer agents")
         return [tuple(c) for c in itertools.combinations(range(n_agents), n_teams)]
     if n_agents > n_teams:
         raise ValueError(f"format all-play-all seats every agent at one table: at most {n_teams} "

@@ -27,11 +27,14 @@ from pathlib import Path
 import numpy as np
 
 from nertz_env.config import RulesConfig
+from nertz_env.files import atomic_path
 
 from ..registry import make_agent, split_specs
 from ..stats import estimators as stats
 from ..stats import report
 from .distributed import check_executor, play_deals_ray
+from .limits import check_int, check_size, default_cap
+from .outdir import write_files, write_run
 from .play import MatchPlan, Roster, play_deals
 from .precision import half_width, play_to_precision
 from .progress import grow_bar, print_compile_notice, progress_bar
@@ -103,24 +106,25 @@ class TournamentResult:
     def table(self) -> str:
         return report.format_table(self.leaderboard, self.pairs, mode=self.mode)
 
-    def write(self, out_dir, plot: bool = True) -> list:
-        """leaderboard.csv, pairs.csv, results.json, hands.csv and leaderboard.png in out_dir,
-        and replays/lineupL-dealD-seatingR.nertz.json.gz for every recorded table."""
-        out = Path(out_dir)
-        out.mkdir(parents=True, exist_ok=True)
-        paths = [out / "leaderboard.csv", out / "pairs.csv", out / "results.json",
-                 out / "hands.csv"]
-        report.write_csv(self.leaderboard, paths[0])
-        report.write_pairs_csv(self.pairs, paths[1])
-        report.write_json(self.summary(), paths[2])
-        self._write_hands(paths[3])
-        for rep in self.replays:
-            paths.append(rep.save(out / "replays" / replay_name(rep)))
+    def write(self, out_dir, plot: bool = True, overwrite: bool = False) -> list:
+        """leaderboard.csv, pairs.csv, results.json, hands.csv and leaderboard.png in a fresh
+        out_dir, and replays/lineupL-dealD-seatingR.nertz.json.gz for every recorded table:
+        all of them or none (agents/arena/outdir.py; overwrite replaces an earlier run)."""
+        return write_run(self.write_into, out_dir, plot=plot, overwrite=overwrite,
+                         command="tournament")
+
+    def write_into(self, folder, plot: bool = True) -> list:
+        """write's files into `folder`, an existing folder that a run_folder claimed."""
+        out = Path(folder)
+        jobs = [(out / "leaderboard.csv", lambda p: report.write_csv(self.leaderboard, p)),
+                (out / "pairs.csv", lambda p: report.write_pairs_csv(self.pairs, p)),
+                (out / "results.json", lambda p: report.write_json(self.summary(), p)),
+                (out / "hands.csv", self._write_hands)]
+        jobs += [(out / "replays" / replay_name(rep), rep.save) for rep in self.replays]
         if plot:
-            paths.append(out / "leaderboard.png")
-            report.plot_leaderboard(self.leaderboard, self.pairs, paths[-1],
-                                    title=self._title(), mode=self.mode)
-        return paths
+            jobs.append((out / "leaderboard.png", lambda p: report.plot_leaderboard(
+                self.leaderboard, self.pairs, p, title=self._title(), mode=self.mode)))
+        return write_files(jobs)
 
     def _title(self) -> str:
         played = (f"{len(self.records)} games ({self.hands_played} hands)"
@@ -135,7 +139,7 @@ class TournamentResult:
         head = ["lineup", "deal", "rotation", "hands", "ticks"]
         head += [f"agent_{p}" for p in range(T)] + [f"score_{p}" for p in range(T)]
         head += [f"called_{p}" for p in range(T)] + [f"win_{p}" for p in range(T)]
-        with open(path, "w", newline="") as fh:
+        with atomic_path(path) as tmp, open(tmp, "w", newline="") as fh:
             w = csv.writer(fh, lineterminator="\n")
             w.writerow(head)
             for i in range(len(r)):
@@ -179,15 +183,11 @@ def run_tournament(agents, *, teams: int = 2, deals: int = 100, seed: int = 0,
         raise ValueError(f"config must be a RulesConfig, got {type(config).__name__}")
     if mode not in MODES:
         raise ValueError(f"mode {mode!r} is unknown; modes are {', '.join(MODES)}")
-    if isinstance(deals, bool) or not isinstance(deals, int) or deals < 2:
-        raise ValueError(f"deals={deals!r} must be an int >= 2 (confidence intervals need 2 units)")
-    if (isinstance(max_game_hands, bool) or not isinstance(max_game_hands, int)
-            or max_game_hands < 1):
-        raise ValueError(f"max_game_hands={max_game_hands!r} must be an int >= 1")
+    deals = check_int("deals", deals)
+    max_game_hands = check_int("max_game_hands", max_game_hands)
     if isinstance(batch_tables, bool) or not isinstance(batch_tables, int) or batch_tables < 1:
         raise ValueError(f"batch_tables={batch_tables!r} must be an int >= 1")
-    if isinstance(seed, bool) or not isinstance(seed, numbers.Integral) or seed < 0:
-        raise ValueError(f"seed={seed!r} must be an int >= 0")
+    seed = check_int("seed", seed)
     if precision is not None and (isinstance(precision, bool)
                                   or not isinstance(precision, numbers.Real)
                                   or not math.isfinite(precision) or precision <= 0):
@@ -196,10 +196,9 @@ def run_tournament(agents, *, teams: int = 2, deals: int = 100, seed: int = 0,
     if max_deals is not None:
         if precision is None:
             raise ValueError(f"max_deals={max_deals!r} caps a precision run: give precision too")
-        if isinstance(max_deals, bool) or not isinstance(max_deals, int) or max_deals < deals:
+        if check_int("max_deals", max_deals) < deals:
             raise ValueError(f"max_deals={max_deals!r} must be an int >= deals ({deals})")
-    cap = None if precision is None else (100 * deals if max_deals is None else max_deals)
-    record = parse_record(record, cap or deals)
+    cap = max_deals
     if isinstance(agents, str):
         agents = split_specs(agents)
     check_executor(executor, agents, block_deals)
@@ -210,6 +209,12 @@ def run_tournament(agents, *, teams: int = 2, deals: int = 100, seed: int = 0,
     fmt = resolve_format(format, len(names), T)
     plan = MatchPlan(config, [seatings(lineup) for lineup in lineups], seed, mode,
                      1 if mode == "hands" else max_game_hands, batch_tables)
+    if precision is not None and max_deals is None:
+        cap = default_cap(deals, plan.tables_per_deal, plan.max_hands, T)
+    check_size(cap or deals, plan.tables_per_deal, plan.max_hands, T,
+               f"{'max_deals' if max_deals else 'deals'} ({len(names)} agents, {T} teams, "
+               f"{len(lineups)} lineup(s))")
+    record = parse_record(record, cap or deals)
 
     first = deals * plan.tables_per_deal                          # tables of the first block
     if progress:

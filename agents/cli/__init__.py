@@ -11,33 +11,42 @@
                                                  verdicts (agents/arena/experiment.py)
 
 One module per command (play, game, tournament, experiment, replay, train), each with
-`add_parser(subparsers)` and its command function; common.py holds what they share. A
-command's ValueError is printed on one line with exit status 2.
+`add_parser(subparsers)` and its command function; common.py holds what they share.
+
+Exit status (EXIT_STATUS, also in `nertz --help`): 0 done; 1 the run failed on a file or
+folder (an OSError, printed on one line naming the path; a run's --out is then left as it
+was); 2 a bad option, value or input file (a ValueError, one line); 130 interrupted (Ctrl-C;
+nothing half-written is kept).
 """
 from __future__ import annotations
 
 import sys
 
-from . import experiment, game, play, replay, tournament, train
-from .common import Parser, one_line
+from . import experiment, export, game, play, replay, tournament, train
+from .common import HelpFormatter, Parser, one_line
 
-COMMANDS = (play, game, tournament, experiment, replay, train)
+COMMANDS = (play, game, tournament, experiment, replay, train, export)
+EXIT_STATUS = ("exit status: 0 done, 1 a file or folder could not be written or read (the "
+               "message names it), 2 a bad option, value or input file, 130 interrupted; "
+               "a run's --out folder is complete or left as it was")
 
 
 def build_parser() -> Parser:
-    import argparse
+    import textwrap
 
     ap = Parser(
         prog="nertz",
-        description="Nertz (Nerts, Pounce) rules engine and RL environments. Rules: RULES.md "
-                    "ids R1-R31; decisions: docs/engine_contract.md.",
+        description="Nertz (Nerts, Pounce) rules engine and RL environments. Rules: "
+                    "docs/rules.md (ids R1-R31); the table API (layouts, move text, card "
+                    "names): docs/api.md; decisions: docs/engine_contract.md.",
         epilog="examples:\n  nertz play --teams 4 --every 50\n  nertz game --teams 3 --games 5\n"
                "  nertz tournament --agents random,greedy,heuristic --deals 200 --teams 2 "
                "--seed 7 --out runs/t1\n"
                "  nertz experiment --treatment heuristic:withhold_stream=keep --baseline "
-               "heuristic:withhold_stream=always --teams 2,4\n\nrun 'nertz COMMAND --help' for "
-               "each command's options",
-        formatter_class=argparse.RawDescriptionHelpFormatter)
+               "\\\n      heuristic:withhold_stream=always --teams 2,4\n\n"
+               "run 'nertz COMMAND --help' for "
+               "each command's options\n\n" + textwrap.fill(EXIT_STATUS, 90),
+        formatter_class=HelpFormatter)
     sub = ap.add_subparsers(dest="command", metavar="COMMAND")
     for command in COMMANDS:
         command.add_parser(sub)
@@ -55,6 +64,19 @@ def main(argv=None) -> int:
     except ValueError as err:          # bad option values: the config's own message
         print(f"nertz: error: {one_line(err)}", file=sys.stderr)
         return 2
+    except OSError as err:             # the file system's refusal, naming the path
+        print(f"nertz: error: {one_line(os_error_line(err))}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print("nertz: interrupted (no half-written --out folder is kept)", file=sys.stderr)
+        return 130
+
+
+def os_error_line(err: OSError) -> str:
+    """'PATH: reason' (both paths of a rename) for an OSError."""
+    paths = [str(p) for p in (err.filename, err.filename2) if p is not None]
+    where = " -> ".join(repr(p) for p in paths) if paths else "a file"
+    return f"{where}: {err.strerror or err}"
 
 
 if __name__ == "__main__":

@@ -1,19 +1,21 @@
 """What every `nertz` command shares: the parser class whose errors are one line, argparse
-types that name the allowed range, the rules options and --rule, the Ray and --record
-options, and the one-line error helpers. Never imports a command module.
+types that name the allowed range (agents/arena/limits.py, the one table of limits that
+experiment specs use too), the rules options and --rule, the Ray, --record and --out
+options, the run folder (out_folder), the refusal of options given without the option
+they need, and the one-line error helpers. Never imports a command module.
 """
 from __future__ import annotations
 
 import argparse
 import dataclasses
-from pathlib import Path
+from contextlib import contextmanager
 
 from nertz_env.config import RulesConfig
 
-# upper bounds of counts: far beyond any useful run, well inside every buffer's dtype
-MAX_DEALS = 1_000_000
-MAX_GAMES = 10_000              # each game keeps up to games.MAX_HANDS hand rows
-MAX_GAME_HANDS = 10_000
+from ..arena.limits import LIMITS, MAX_DEALS, MAX_GAME_HANDS, MAX_GAMES, MAX_SEED  # noqa: F401
+from ..arena.outdir import final_paths, run_folder
+
+WIDTH = 100                     # the widest line the CLI prints (report.WIDTH)
 
 
 class Parser(argparse.ArgumentParser):
@@ -21,6 +23,23 @@ class Parser(argparse.ArgumentParser):
 
     def error(self, message):
         self.exit(2, f"nertz: error: {one_line(message)} (see '{self.prog} --help')\n")
+
+
+class HelpFormatter(argparse.RawDescriptionHelpFormatter):
+    """Descriptions and epilogs as written (examples stay one line each, to copy), but prose
+    lines (not indented) wrapped to WIDTH columns."""
+
+    def _fill_text(self, text, width, indent):
+        import textwrap
+
+        out = []
+        for line in text.splitlines():
+            if len(indent + line) <= WIDTH or line[:1].isspace():
+                out.append(indent + line)
+            else:
+                out += textwrap.wrap(line, WIDTH, initial_indent=indent, subsequent_indent=indent,
+                                     break_on_hyphens=False, break_long_words=False)
+        return "\n".join(out)
 
 
 def one_line(text) -> str:
@@ -43,6 +62,12 @@ def int_at_least(lo: int, hi: int | None = None, why: str = ""):
         return value
 
     return parse
+
+
+def int_option(key: str):
+    """The argparse type of a count in limits.LIMITS (the words a spec's refusal uses)."""
+    lim = LIMITS[key]
+    return int_at_least(lim.lo, lim.hi, lim.why)
 
 
 def positive_float(text: str) -> float:
@@ -153,8 +178,9 @@ def rules(items) -> dict:
 def config(args) -> RulesConfig:
     """The table's RulesConfig from the rules options (and, where a command has them, --speeds
     and --rule; --rule wins over the options that set the same field)."""
-    kw = dict(num_teams=args.teams, river_size=args.river, max_ticks=args.max_ticks,
-              target_score=args.target)
+    kw = dict(num_teams=args.teams, river_size=args.river, max_ticks=args.max_ticks)
+    if getattr(args, "target", None) is not None:
+        kw["target_score"] = args.target
     if args.team_sizes:
         kw["team_sizes"] = int_list("--team-sizes", args.team_sizes)
     if getattr(args, "speeds", ""):
@@ -175,9 +201,10 @@ def add_rules(p: argparse.ArgumentParser) -> None:
     p.add_argument("--river", type=int, default=4, help="River columns, 4 or 5 (default 4)")
     p.add_argument("--max-ticks", type=int, default=RulesConfig.max_ticks,
                    help=f"a hand ends after this many ticks (default {RulesConfig.max_ticks})")
-    p.add_argument("--target", type=int, default=150, help="game target score (default 150)")
-    p.add_argument("--seed", type=int_at_least(0), default=0,
-                   help="seed of deals and moves, an int >= 0 (default 0)")
+    p.add_argument("--target", type=int, default=None,
+                   help=f"game target score (R30; default {RulesConfig.target_score})")
+    p.add_argument("--seed", type=int_option("seed"), default=0,
+                   help=f"seed of deals and moves, an int from 0 to {MAX_SEED} (default 0)")
 
 
 def add_speeds(p: argparse.ArgumentParser) -> None:
@@ -192,7 +219,7 @@ def add_ray(p: argparse.ArgumentParser) -> None:
                    help="play the deals as Ray tasks in blocks (--block-deals), on the Ray "
                         "cluster at ADDRESS (e.g. auto, ray://host:10001) or, without one, a "
                         "local Ray instance; the same files as without --ray")
-    p.add_argument("--block-deals", type=int_at_least(1, MAX_DEALS), default=None,
+    p.add_argument("--block-deals", type=int_option("block_deals"), default=None,
                    metavar="N", help="with --ray: deals per task (default: 1/8 of a run's "
                                      "deals)")
 
@@ -206,33 +233,79 @@ def add_record(p: argparse.ArgumentParser) -> None:
 
 
 def check_record(args) -> None:
-    """--record parsed, and given --out, before anything is played."""
-    from ..arena.tournament import parse_record
+    """--record parsed, and every option that needs another given with it (out_needs),
+    before anything is played."""
+    from ..arena.records import parse_record
     parse_record(args.record)
-    if args.record is not None and not args.out:
-        raise ValueError("--record needs --out DIR: the replays are written to DIR/replays")
+    refuse_alone(args, out_needs(args))
 
 
-def make_out_dir(out: str) -> None:
-    """Create --out before playing, so a bad folder fails at once (a one-line ValueError)."""
-    if not out:
-        return
-    try:
-        Path(out).mkdir(parents=True, exist_ok=True)
-    except OSError as err:
-        raise ValueError(f"--out {out!r}: cannot create that folder "
-                         f"({err.strerror or err})") from None
+def add_out(p: argparse.ArgumentParser, files: str) -> None:
+    """--out DIR and --overwrite: a run's files (`files` names them) in a fresh folder."""
+    p.add_argument("--out", default="", metavar="DIR",
+                   help=f"write {files} into DIR, a new or empty folder (without --out nothing "
+                        "is written); all of them or none: they are written to DIR.partial and "
+                        "renamed to DIR at the end")
+    p.add_argument("--overwrite", action="store_true",
+                   help="with --out: replace an earlier nertz run in DIR (refused for a folder "
+                        "holding files nertz did not write there)")
 
 
-def finish_run(res, hands: int, args, digits: int) -> int:
-    """The end of a match command: the wall time and rate, then --out's files (res.write)."""
+@contextmanager
+def out_folder(out, overwrite: bool = False, command: str = "", option: str = "--out"):
+    """The run folder of a command (agents/arena/outdir.py run_folder, named `option` in
+    refusals): yields the staging folder to write into (None when `out` is empty), renamed
+    to `out` when the block ends normally, removed on any error or interrupt. Refuses, as a
+    one-line ValueError before anything runs: a non-empty `out` without overwrite, a folder
+    that is no nertz run with it, a folder another run is writing. Use it around the whole
+    run, so a concurrent run is refused at its start."""
+    with run_folder(out, overwrite=overwrite, command=command, option=option) as staging:
+        yield staging
+
+
+def refuse_alone(args, needs) -> None:
+    """needs: (option, given, other, present) tuples: `option` (given: it was) means nothing
+    without `other` (present: it is), a one-line ValueError then."""
+    for option, given, other, present in needs:
+        if given and not present:
+            raise ValueError(f"{option} only means something with {other}: give {other} too, "
+                             f"or drop {option}")
+
+
+def out_needs(args) -> list:
+    """The refuse_alone rows of --out's companions (--overwrite, --no-plot, --record) and of
+    --block-deals (with --ray)."""
+    out = bool(getattr(args, "out", ""))
+    return [("--overwrite", getattr(args, "overwrite", False), "--out DIR", out),
+            ("--no-plot", getattr(args, "no_plot", False), "--out DIR", out),
+            ("--record", getattr(args, "record", None) is not None, "--out DIR (the replays "
+             "are written to DIR/replays)", out),
+            ("--block-deals", getattr(args, "block_deals", None) is not None, "--ray",
+             getattr(args, "ray", None) is not None)]
+
+
+def finish_run(res, hands: int, args, digits: int, staging=None) -> list:
+    """The end of a match command: the wall time and rate, then the files (res.write_into)
+    in the run folder `staging` (none without --out); returns their paths there."""
     rate = hands / res.elapsed_s if res.elapsed_s > 0 else float("nan")
     print(f"\nplayed in {res.elapsed_s:.{digits}f} s ({rate:,.0f} hands/s, including any numba "
           "compile)")
+    return res.write_into(staging, plot=not args.no_plot) if staging is not None else []
+
+
+def say_written(args, paths, staging, files: str) -> int:
+    """After the run folder is renamed: which files are where, or that none were written."""
     if args.out:
-        paths = res.write(args.out, plot=not args.no_plot)
-        print("wrote " + ", ".join(str(p) for p in paths))
+        print(fit("wrote " + ", ".join(str(p) for p in final_paths(paths, staging, args.out))))
+    else:
+        print(fit(f"no files written (give --out DIR to keep {files})"))
     return 0
+
+
+def fit(text: str) -> str:
+    """text with lines over WIDTH wrapped at spaces (report.fit_lines)."""
+    from ..stats.report import fit_lines
+    return fit_lines(text, WIDTH)
 
 
 def wrote(out, write, *args, **kw) -> None:

@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import argparse
 
-from .common import (MAX_DEALS, MAX_GAME_HANDS, add_ray, add_record, check_record, csv_list,
-                     finish_run, int_at_least, make_out_dir, positive_float, rules)
+from .common import (MAX_SEED, HelpFormatter, add_out, add_ray, add_record, check_record, csv_list,
+                     finish_run, fit, int_option, out_folder, positive_float, rules, say_written)
+
+FILES = "effects.csv, effects.md, experiment.json and forest.png"
 
 
 def _treatments(items) -> dict:
@@ -60,17 +62,18 @@ def cmd_experiment(args) -> int:
         spec = spec_from_dict({k: v for k, v in over.items() if v is not None},
                               where="nertz experiment")
     check_record(args)
-    make_out_dir(args.out)
-    res = run_experiment(spec, progress=not args.quiet,
-                         executor="local" if args.ray is None else "ray",
-                         ray_address=args.ray or None, block_deals=args.block_deals,
-                         record=args.record)
-    cells = len(res.cells)
-    hands = sum(c["hands"] for c in res.cells)
-    print(f"experiment {spec.name!r}: {len(spec.treatments)} treatment(s) against "
-          f"{spec.baseline!r}, {cells} cell(s), {hands} hands, seed {spec.seed}")
-    print(main_table(res))
-    return finish_run(res, hands, args, digits=1)
+    with out_folder(args.out, args.overwrite, "experiment") as staging:
+        res = run_experiment(spec, progress=not args.quiet,
+                             executor="local" if args.ray is None else "ray",
+                             ray_address=args.ray or None, block_deals=args.block_deals,
+                             record=args.record)
+        cells = len(res.cells)
+        hands = sum(c["hands"] for c in res.cells)
+        print(fit(f"experiment {spec.name!r}: {len(spec.treatments)} treatment(s) against "
+                  f"{spec.baseline!r}, {cells} cell(s), {hands} hands, seed {spec.seed}"))
+        print(fit(main_table(res)))
+        paths = finish_run(res, hands, args, 1, staging)
+    return say_written(args, paths, staging, FILES)
 
 
 def add_parser(sub) -> argparse.ArgumentParser:
@@ -83,21 +86,21 @@ def add_parser(sub) -> argparse.ArgumentParser:
                     "deals of (treatment - baseline) with a 95% interval; 'relative %' is "
                     "the effect as a share of the baseline's points (or wins); Holm verdicts "
                     "cover every row. --out writes effects.csv, effects.md, experiment.json "
-                    "and forest.png; same spec and seed, same files. A spec file (TOML) holds the "
-                    "same keys as the options (agents/arena/experiment.py shows one); options given "
-                    "on the command line replace the file's.",
+                    "and forest.png; same spec and seed, same files. A spec file (TOML) holds "
+                    "the same keys as the options (agents/arena/experiment.py shows one); "
+                    "options given on the command line replace the file's.",
         epilog="examples:\n"
                "  nertz experiment --treatment keep=heuristic:withhold_stream=keep "
-               "--baseline heuristic:withhold_stream=always --teams 2,4 --deals 2000\n"
+               "\\\n      --baseline heuristic:withhold_stream=always --teams 2,4 --deals 2000\n"
                "  nertz experiment docs/experiments/withholding.toml --out runs/w\n"
                "  nertz experiment --treatment heuristic --baseline greedy --opponents half "
-               "--opponents random --speeds even --speeds mixed --modes hands,games\n\n"
+               "\\\n      --opponents random --speeds even --speeds mixed --modes hands,games\n\n"
                "opponents: 'baseline' (the treatment as one seat among baseline bots), an "
                "agent spec or specs joined by '+' (one seat among those bots), 'half' "
                "(treatment and baseline alternate round the table).\n"
                "speeds: 'even' (every seat moves every tick), 'mixed' (seats alternate "
                "periods 1 and 2, R21) or one period per seat, e.g. 1,2,1,3.",
-        formatter_class=argparse.RawDescriptionHelpFormatter)
+        formatter_class=HelpFormatter)
     x.add_argument("spec", nargs="?", default=None, metavar="SPEC.toml",
                    help="an experiment spec file (optional when --treatment and --baseline "
                         "are given)")
@@ -119,20 +122,22 @@ def add_parser(sub) -> argparse.ArgumentParser:
                         "target_score)")
     x.add_argument("--outcomes", default="", metavar="points,relative,win",
                    help="outcomes to report, the first is the headline (default all three)")
-    x.add_argument("--deals", type=int_at_least(2, MAX_DEALS, "intervals need 2 deals"),
+    x.add_argument("--deals", type=int_option("deals"),
                    default=None, metavar="N", help="deals per cell (default 1000)")
     x.add_argument("--precision", type=positive_float, default=None, metavar="H",
-                   help="play on until every headline effect's 95%% half-width is <= H (or "
-                        "--max-deals)")
-    x.add_argument("--max-deals", type=int_at_least(2, MAX_DEALS), default=None, metavar="N",
-                   help="with --precision: at most N deals per cell (default 100 x --deals)")
-    x.add_argument("--max-game-hands", type=int_at_least(1, MAX_GAME_HANDS), default=None,
-                   help="games mode: stop a game after this many hands (default 40)")
-    x.add_argument("--seed", type=int_at_least(0), default=None,
-                   help="seed of the deals, an int >= 0 (default 0)")
+                   help="play on until every headline effect's 95 percent interval has a "
+                        "half-width <= H (or --max-deals)")
+    x.add_argument("--max-deals", type=int_option("max_deals"), default=None, metavar="N",
+                   help="with --precision: at most N deals per cell (default 100 x --deals, "
+                        "or fewer when that many would not fit in memory)")
+    x.add_argument("--max-game-hands", type=int_option("max_game_hands"), default=None,
+                   metavar="N", help="with games in --modes: stop a game after N hands "
+                                     "(default 40)")
+    x.add_argument("--seed", type=int_option("seed"), default=None,
+                   help=f"seed of the deals, an int from 0 to {MAX_SEED} (default 0)")
     x.add_argument("--name", default=None, help="a label for the report and plot")
-    x.add_argument("--out", default="", metavar="DIR", help="write the result files here")
-    x.add_argument("--no-plot", action="store_true", help="skip forest.png")
+    add_out(x, FILES)
+    x.add_argument("--no-plot", action="store_true", help="with --out: skip forest.png")
     add_ray(x)
     add_record(x)
     x.add_argument("--quiet", action="store_true", help="no progress bar")

@@ -6,7 +6,7 @@ import argparse
 import json
 import time
 
-from .common import MAX_GAMES, add_rules, config, int_at_least
+from .common import MAX_GAMES, HelpFormatter, add_rules, config, fit, int_option
 
 
 def cmd_game(args) -> int:
@@ -21,13 +21,16 @@ def cmd_game(args) -> int:
     if args.json:
         print(json.dumps(games))
         return 0
-    print(f"{'game':>4s}  {'hands':>5s}  {'winner':>6s}  totals (Nertz calls)")
-    for g, r in enumerate(games):
-        totals = "  ".join(f"{x:4d} ({c})" for x, c in zip(r["totals"], r["calls"]))
-        print(f"{g:4d}  {r['hands']:5d}  {str(r['winner']):>6s}  {totals}")
+    from ..stats.report import render_rows
+
+    head = ["totals (Nertz calls) of team 0, 1, ...", "game", "hands", "winner"]
+    body = [["   ".join(f"{x:d} ({c})" for x, c in zip(r["totals"], r["calls"])), str(g),
+             str(r["hands"]), str(r["winner"])] for g, r in enumerate(games)]
+    # the totals first and left-aligned: the one column that wraps on a narrow terminal
+    print("\n".join(render_rows(head, body, left=1)))
     who = ("random legal play" if set(names) == {"random"}
            else "play by " + ", ".join(f"seat {s} {n}" for s, n in enumerate(names)))
-    print(f"{args.games} game(s) of {who} in {dt:.2f} s (first call includes compile)")
+    print(fit(f"{args.games} game(s) of {who} in {dt:.2f} s (first call includes compile)"))
     return 0
 
 
@@ -42,9 +45,9 @@ def add_parser(sub) -> argparse.ArgumentParser:
                               "  nertz game --teams 3 --games 8 --target 100\n"
                               "  nertz game --teams 2 --agents heuristic:style=river-builder,"
                               "random",
-                       formatter_class=argparse.RawDescriptionHelpFormatter)
+                       formatter_class=HelpFormatter)
     add_rules(g)
-    g.add_argument("--games", type=int_at_least(1, MAX_GAMES), default=4,
+    g.add_argument("--games", type=int_option("games"), default=4,
                    help=f"games to play in parallel, 1-{MAX_GAMES} (default 4)")
     g.add_argument("--agents", default="random", metavar="SPECS",
                    help="core bots: one spec for every seat, or one per seat in seat order, "

@@ -4,13 +4,16 @@ from __future__ import annotations
 
 import argparse
 
-from .common import (MAX_DEALS, MAX_GAME_HANDS, add_ray, add_record, add_rules, add_speeds,
-                     check_record, config, finish_run, int_at_least, make_out_dir,
-                     positive_float)
+from ..registry import KINDS
+
+from .common import (HelpFormatter, add_out, add_ray, add_record, add_rules, add_speeds,
+                     check_record, config, finish_run, fit, int_option, out_folder,
+                     positive_float, refuse_alone, say_written)
 
 DEFAULT_AGENTS = ("random,greedy,heuristic,heuristic:style=lake-rush,"
                   "heuristic:style=river-builder,heuristic:style=cautious")
 DEFAULT_DEALS = 200
+FILES = "leaderboard.csv, pairs.csv, results.json, hands.csv and leaderboard.png"
 
 
 def _check_precision(args, deals: int) -> None:
@@ -24,6 +27,16 @@ def _check_precision(args, deals: int) -> None:
                          f"cap must be at least the first block")
 
 
+def _check_games_only(args) -> None:
+    """--max-game-hands and a target score mean nothing in hands mode."""
+    games = args.mode == "games"
+    target_rule = any(r.partition("=")[0].strip() == "target_score" for r in args.rule)
+    refuse_alone(args, [
+        ("--max-game-hands", args.max_game_hands is not None, "--mode games", games),
+        ("--target", args.target is not None, "--mode games (a hand has no target)", games),
+        ("--rule target_score", target_rule, "--mode games (a hand has no target)", games)])
+
+
 def cmd_tournament(args) -> int:
     from ..arena.tournament import make_lineups, run_tournament
     from ..registry import make_agent
@@ -32,29 +45,31 @@ def cmd_tournament(args) -> int:
     cfg = config(args)                        # every value is checked before anything runs
     deals = DEFAULT_DEALS if args.deals is None else args.deals
     _check_precision(args, deals)
+    _check_games_only(args)
+    check_record(args)
     agents = [make_agent(s, seed=args.seed) for s in split_specs(args.agents)]
     make_lineups(len(agents), cfg.num_teams, args.format)
-    check_record(args)
-    make_out_dir(args.out)
     ray = args.ray is not None
-    res = run_tournament(split_specs(args.agents) if ray else agents, config=cfg, deals=deals,
-                         seed=args.seed, mode=args.mode, format=args.format,
-                         progress=not args.quiet, max_game_hands=args.max_game_hands,
-                         precision=args.precision, max_deals=args.max_deals,
-                         executor="ray" if ray else "local",
-                         ray_address=args.ray or None, block_deals=args.block_deals,
-                         record=args.record)
-    n_seat = sorted({len(s) for s in res.seatings})
-    tables = len(res.records)
-    played = (f"{tables} games ({res.hands_played} hands)" if res.mode == "games"
-              else f"{res.hands_played} hands")
-    print(f"{len(res.names)} agents, {cfg.num_teams} teams, {res.format}, {len(res.lineups)} "
-          f"lineup(s) x {res.deals} deals x {'/'.join(map(str, n_seat))} seatings = {played}, "
-          f"seed {res.seed}")
-    print(res.table())
-    if res.precision is not None:
-        print("\n" + res.precision_line())
-    return finish_run(res, res.hands_played, args, digits=2)
+    with out_folder(args.out, args.overwrite, "tournament") as staging:
+        res = run_tournament(split_specs(args.agents) if ray else agents, config=cfg,
+                             deals=deals, seed=args.seed, mode=args.mode, format=args.format,
+                             progress=not args.quiet, max_game_hands=args.max_game_hands or 40,
+                             precision=args.precision, max_deals=args.max_deals,
+                             executor="ray" if ray else "local",
+                             ray_address=args.ray or None, block_deals=args.block_deals,
+                             record=args.record)
+        n_seat = sorted({len(s) for s in res.seatings})
+        tables = len(res.records)
+        played = (f"{tables} games ({res.hands_played} hands)" if res.mode == "games"
+                  else f"{res.hands_played} hands")
+        print(fit(f"{len(res.names)} agents, {cfg.num_teams} teams, {res.format}, "
+                  f"{len(res.lineups)} lineup(s) x {res.deals} deals x "
+                  f"{'/'.join(map(str, n_seat))} seatings = {played}, seed {res.seed}"))
+        print(res.table())
+        if res.precision is not None:
+            print(fit("\n" + res.precision_line()))
+        paths = finish_run(res, res.hands_played, args, 2, staging)
+    return say_written(args, paths, staging, FILES)
 
 
 def add_parser(sub) -> argparse.ArgumentParser:
@@ -70,12 +85,14 @@ def add_parser(sub) -> argparse.ArgumentParser:
                     "leaderboard.png. Same seed, same files. Agents: "
                     "random, greedy, heuristic[:style=S,KNOB=V,...] (styles balanced, lake-rush, "
                     "river-builder, cautious; knobs in docs/heuristics.md), "
-                    "ppo:PATH[,deterministic=true|false][,device=cpu|cuda|cuda:N|auto] (a saved "
-                    "MaskablePPO or PPO model; the options follow the path after commas), "
-                    "learned[:teams=T][,deterministic=..][,device=..] (a model shipped with the "
-                    "package, docs/models.md), "
-                    "rllib:PATH[,policy=ID][,deterministic=true|false] (an RLlib checkpoint; "
-                    "needs ray[rllib]).",
+                    "ppo:PATH.npz (a model in the safe format, nertz export: runs no code) or "
+                    "ppo:PATH.zip[,deterministic=true|false][,device=cpu|cuda|cuda:N|auto]"
+                    "[,trust=yes] (a saved MaskablePPO or PPO zip, read without unpickling; "
+                    "trust=yes runs code stored in the file; the options follow the path after "
+                    "commas), learned[:teams=T][,deterministic=..] (the shipped model for the "
+                    "table, docs/models.md), rllib:PATH[,policy=ID][,deterministic=true|false] "
+                    "(an RLlib checkpoint: loading one from someone else can run code; needs "
+                    "ray[rllib]).",
         epilog="examples:\n"
                "  nertz tournament                      # the shipped bots, 4 teams\n"
                "  nertz tournament --agents random,greedy,heuristic --deals 200 --teams 2 "
@@ -83,14 +100,16 @@ def add_parser(sub) -> argparse.ArgumentParser:
                "  nertz tournament --agents heuristic,heuristic:withhold_stream=never "
                "--teams 2 --deals 2000\n"
                "  nertz tournament --agents greedy,heuristic --teams 3 --speeds 1,2,1 "
-               "--rule river_size=5 --mode games\n"
+               "\\\n      --rule river_size=5 --mode games\n"
                "  nertz tournament --agents greedy,ppo:runs/m.zip,deterministic=false --teams 2\n"
                "  nertz tournament --agents greedy,heuristic --teams 2 --precision 0.5 "
-               "--max-deals 20000   # deals until every pair is within +-0.5",
-        formatter_class=argparse.RawDescriptionHelpFormatter)
-    t.add_argument("--agents", default=DEFAULT_AGENTS,
-                   help="comma-separated agent specs (default: every shipped bot)")
-    t.add_argument("--deals", type=int_at_least(2, MAX_DEALS, "intervals need 2 deals"),
+               "--max-deals 20000\n"
+               "      # deals until every pair is within +-0.5",
+        formatter_class=HelpFormatter)
+    t.add_argument("--agents", default=DEFAULT_AGENTS, metavar="SPECS",
+                   help="comma-separated agent specs of the kinds " + ", ".join(KINDS)
+                        + " (above; default: every shipped core bot)")
+    t.add_argument("--deals", type=int_option("deals"),
                    default=None, metavar="N",
                    help=f"deals per lineup, 2 or more (default {DEFAULT_DEALS}); each is played "
                         "at every seating of the balanced design: T(T-1) seatings for T "
@@ -98,12 +117,13 @@ def add_parser(sub) -> argparse.ArgumentParser:
                         "agents/arena/seatings.py")
     t.add_argument("--precision", type=positive_float, default=None, metavar="H",
                    help="play deals in blocks (--deals first, then more as the current "
-                        "intervals project) until every paired difference has a 95%% "
-                        "half-width of at most H points per hand, or --max-deals is reached; "
-                        "a line (and results.json) names the pairs that were not")
-    t.add_argument("--max-deals", type=int_at_least(2, MAX_DEALS), default=None, metavar="N",
-                   help="with --precision: at most N deals per lineup (default 100 x --deals); "
-                        "the deals are the same as a plain run of that many deals")
+                        "intervals project) until every paired difference's 95 percent "
+                        "interval has a half-width of at most H points per hand, or --max-deals "
+                        "is reached; a line (and results.json) names the pairs that were not")
+    t.add_argument("--max-deals", type=int_option("max_deals"), default=None, metavar="N",
+                   help="with --precision: at most N deals per lineup (default 100 x --deals, "
+                        "or fewer when that many would not fit in memory); the deals are the "
+                        "same as a plain run of that many deals")
     add_rules(t)
     add_speeds(t)
     t.add_argument("--rule", action="append", default=[], metavar="FIELD=VALUE",
@@ -112,13 +132,14 @@ def add_parser(sub) -> argparse.ArgumentParser:
                         "(move_ticks=flip:2,shift:3) or none (e.g. --rule stacking=false)")
     t.add_argument("--mode", choices=("hands", "games"), default="hands",
                    help="a deal is one hand, or a whole game to --target (default hands)")
-    t.add_argument("--max-game-hands", type=int_at_least(1, MAX_GAME_HANDS), default=40,
-                   help="games mode: stop a game after this many hands (default 40)")
+    t.add_argument("--max-game-hands", type=int_option("max_game_hands"), default=None,
+                   metavar="N", help="with --mode games: stop a game after N hands (default "
+                                     "40)")
     t.add_argument("--format", choices=("auto", "round-robin", "all-play-all"), default="auto",
                    help="round-robin: every set of --teams agents; all-play-all: all agents at "
                         "each table (default auto: round-robin when there are enough agents)")
-    t.add_argument("--out", default="", metavar="DIR", help="write the leaderboard files here")
-    t.add_argument("--no-plot", action="store_true", help="skip leaderboard.png")
+    add_out(t, FILES)
+    t.add_argument("--no-plot", action="store_true", help="with --out: skip leaderboard.png")
     add_ray(t)
     add_record(t)
     t.add_argument("--quiet", action="store_true",

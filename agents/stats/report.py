@@ -16,11 +16,13 @@ from typing import Any
 
 import numpy as np
 
+from nertz_env.files import atomic_path, write_text
 from nertz_env.optional import require
 
 from .estimators import LEADERBOARD_FIELDS, PAIR_FIELDS, orient_pairs
 
 __all__ = [
+    "fit_lines",
     "format_table",
     "plot_leaderboard",
     "write_csv",
@@ -35,21 +37,79 @@ def _fmt(x: Any, spec: str) -> str:
     return format(x, spec)
 
 
-def _render(header: Sequence[str], body: list[list[str]], left: int) -> list[str]:
+WIDTH = 100        # the widest line a printed table takes (terminals of 100 columns)
+
+
+def _pieces(text: str, w: int) -> list[str]:
+    """text cut into pieces of at most w characters, after a ',', ':', '+', '=' or ' '
+    where one falls in the piece (agent specs stay readable), else at w."""
+    out = []
+    while len(text) > w:
+        cut = max(text.rfind(c, 0, w) for c in ",:+= ")
+        cut = cut + 1 if cut >= w // 3 else w
+        out.append(text[:cut].rstrip())
+        text = text[cut:].lstrip()
+    return out + [text]
+
+
+def _render(header: Sequence[str], body: list[list[str]], left: int,
+            width: int = WIDTH) -> list[str]:
+    """Aligned columns, the first `left` left-aligned; a table wider than `width` wraps its
+    left-aligned cells over lines, and when that cannot fit either, each row becomes a line
+    of its left cells above a line of the others (every line within `width`)."""
     widths = [len(h) for h in header]
     for r in body:
         widths = [max(w, len(c)) for w, c in zip(widths, r)]
+    fixed = sum(widths[left:]) + 2 * (len(widths) - 1)
+    budget = width - fixed
+    floors = [min(widths[k], max(8, len(header[k]))) for k in range(left)]
+    if sum(widths) + 2 * (len(widths) - 1) > width and left and budget >= sum(floors):
+        while sum(widths[:left]) > budget:
+            k = max(range(left), key=lambda j: widths[j] - floors[j])
+            widths[k] -= 1
+    elif sum(widths) + 2 * (len(widths) - 1) > width and left:
+        return _stacked(header, body, left, width)
 
-    def line(cells: Sequence[str]) -> str:
-        return "  ".join(c.ljust(w) if k < left else c.rjust(w)
-                         for k, (c, w) in enumerate(zip(cells, widths))).rstrip()
+    def lines(cells: Sequence[str]) -> list[str]:
+        cut = [_pieces(c, widths[k]) if k < left else [c] for k, c in enumerate(cells)]
+        return ["  ".join((col[i] if i < len(col) else "").ljust(w) if k < left
+                          else (col[i] if i < len(col) else "").rjust(w)
+                          for k, (col, w) in enumerate(zip(cut, widths))).rstrip()
+                for i in range(max(len(col) for col in cut))]
 
-    out = [line(header), "  ".join("-" * w for w in widths)]
-    out += [line(r) for r in body]
+    out = lines(header) + ["  ".join("-" * w for w in widths)]
+    for r in body:
+        out += lines(r)
+    return out
+
+
+def _stacked(header, body, left, width) -> list[str]:
+    """_render's last resort: per row, its left cells joined, then the rest indented."""
+    lab = " / ".join(header[:left])
+    rest = _render(["", *header[left:]], [["", *r[left:]] for r in body], 0, width)
+    out = [lab, rest[0], "-" * min(width, max(map(len, rest)))]
+    for r, line in zip(body, rest[2:]):
+        out += _pieces(" / ".join(r[:left]), width) + [line]
     return out
 
 
 render_rows = _render   # a plain-text table: header, rows of cells, left-aligned columns
+
+
+def fit_lines(text: str, width: int = WIDTH) -> str:
+    """text with every line longer than `width` wrapped at spaces (continuations indented
+    two more than the line), so nothing printed is wider than the terminal's 100 columns."""
+    import textwrap
+
+    out = []
+    for line in text.split("\n"):
+        if len(line) <= width:
+            out.append(line)
+            continue
+        pad = " " * (len(line) - len(line.lstrip()))
+        out += textwrap.wrap(line, width, initial_indent="", subsequent_indent=pad + "  ",
+                             break_on_hyphens=False) or [line[:width]]
+    return "\n".join(out)
 
 
 _MODE_UNITS = {"hands": ("hand", "hands"), "games": ("game", "games")}
@@ -98,8 +158,8 @@ def format_table(rows: Sequence[dict], pairs: Sequence[dict] = (), *,
     if not ranked:
         lines.append("  (no pair shares at least 2 deals)")
     else:
-        lines.append(f"  {len(ranked)} intervals at once: holm = Holm-adjusted verdict over all "
-                     f"{len(ranked)} pairs (family-wise alpha 0.05), beside the raw 'sig'")
+        lines.append(f"  {len(ranked)} intervals at once: holm = Holm-adjusted over all "
+                     f"{len(ranked)} pairs (family-wise alpha 0.05), sig = raw")
         pheader = ["A", "B", "deals", "diff", "95% CI", "p", "sig", "holm"]
         pbody = []
         for p in ranked:
@@ -111,7 +171,7 @@ def format_table(rows: Sequence[dict], pairs: Sequence[dict] = (), *,
         lines += _render(pheader, pbody, left=2)
     lines.append("")
     lines += _legend(one, many, mode, any(not p.get("same_table", True) for p in ranked))
-    return "\n".join(lines) + "\n"
+    return fit_lines("\n".join(lines)) + "\n"
 
 
 def _legend(one: str, many: str, mode: str, apart: bool) -> list[str]:
@@ -138,7 +198,7 @@ def _legend(one: str, many: str, mode: str, apart: bool) -> list[str]:
 
 def _write_dicts(rows: Sequence[dict], path: Any, default_fields: Sequence[str]) -> None:
     fields = list(rows[0].keys()) if rows else list(default_fields)
-    with open(path, "w", newline="") as fh:
+    with atomic_path(path) as tmp, open(tmp, "w", newline="") as fh:
         w = csv.DictWriter(fh, fieldnames=fields, extrasaction="ignore")
         w.writeheader()
         for r in rows:
@@ -182,9 +242,7 @@ def write_json(obj: Any, path: Any, digits: int = 8) -> None:
     digits, NaN/inf become ``null``; dict keys keep their insertion order
     (deterministic for the rows built here).
     """
-    with open(path, "w") as fh:
-        json.dump(_jsonable(obj, digits), fh, indent=2, allow_nan=False)
-        fh.write("\n")
+    write_text(path, json.dumps(_jsonable(obj, digits), indent=2, allow_nan=False) + "\n")
 
 
 def plot_leaderboard(rows: Sequence[dict], pairs: Sequence[dict], path: Any,
@@ -252,4 +310,5 @@ def plot_leaderboard(rows: Sequence[dict], pairs: Sequence[dict], path: Any,
         chars = max(30, int(width * 9))
         fig.suptitle("\n".join(textwrap.wrap(str(title), chars)), fontsize=11)
     fig.tight_layout()
-    fig.savefig(path, format="png", dpi=100, bbox_inches="tight")
+    with atomic_path(path) as tmp:
+        fig.savefig(tmp, format="png", dpi=100, bbox_inches="tight")

@@ -156,7 +156,7 @@ river_size = 5
         out = tmp_path / f"run{k}"
         assert main(["experiment", str(spec_file), "--out", str(out), "--quiet"]) == 0
         outs.append(out)
-    names = sorted(p.name for p in outs[0].iterdir())
+    names = sorted(p.name for p in outs[0].iterdir() if p.name != ".nertz-run.json")
     assert names == ["effects.csv", "effects.md", "experiment.json", "forest.png"]
     for n in names:
         assert (outs[0] / n).read_bytes() == (outs[1] / n).read_bytes(), n
@@ -185,7 +185,7 @@ def test_cli_flags_alone(capsys):
     (["experiment", "--treatment", KEEP, "--baseline", ALWAYS, "--teams", "9"], "table sizes 2-8"),
     (["experiment", "--treatment", KEEP, "--baseline", ALWAYS, "--modes", "sets"], "modes"),
     (["experiment", "--treatment", KEEP, "--baseline", ALWAYS, "--outcomes", "luck"], "outcomes"),
-    (["experiment", "--treatment", KEEP, "--baseline", ALWAYS, "--speeds", "fast"], "speeds 'fast'"),
+    (["experiment", "--treatment", KEEP, "--baseline", ALWAYS, "--speeds", "fast"], "entry 0 ('fast') is not valid"),
     (["experiment", "--treatment", KEEP, "--baseline", ALWAYS, "--rule", "num_teams=3"],
      "num_teams"),
     (["experiment", "--treatment", KEEP, "--baseline", ALWAYS, "--max-deals", "50"],
@@ -222,6 +222,17 @@ def test_the_shipped_withholding_specs_load():
     for path in sorted((ROOT / "docs" / "experiments").glob("*.toml")):
         s = load_spec(path)
         assert s.cells() and s.treatments, path
+
+
+def test_the_shipped_result_folders_can_be_rerun_in_place():
+    """docs/experiments/withholding.md's commands (--out FOLDER --overwrite) are accepted:
+    each folder is a nertz run listing exactly the files it holds."""
+    from agents.arena import outdir
+    for path in sorted((ROOT / "docs" / "experiments").glob("*.toml")):
+        folder = path.with_suffix("")
+        assert outdir._check_target(folder, "--out", overwrite=True) is True, folder
+        assert f"--out docs/experiments/{folder.name}" in (
+            ROOT / "docs" / "experiments" / "withholding.md").read_text()
 
 
 def test_help_teaches():

@@ -8,6 +8,17 @@ import pytest
 from agents.cli import main
 
 
+def unwrapped(out: str) -> list:
+    """The printed lines with the CLI's wrapped continuations (indented) joined back."""
+    lines = []
+    for ln in out.splitlines():
+        if ln.startswith("  ") and lines and not lines[-1].startswith(("#", "-")):
+            lines[-1] += " " + ln.strip()
+        else:
+            lines.append(ln)
+    return lines
+
+
 def test_tournament_writes_the_same_files_for_the_same_seed(tmp_path, capsys):
     argv = ["tournament", "--agents", "random,greedy,heuristic:style=cautious,flip=20",
             "--deals", "4", "--teams", "2", "--seed", "7", "--quiet"]
@@ -56,7 +67,7 @@ def test_precision_plays_blocks_and_names_the_unmet_pairs(tmp_path, capsys):
             "--max-ticks", "200", "--seed", "5", "--quiet", "--no-plot"]
     assert main(base + ["--deals", "3", "--precision", "0.01", "--max-deals", "10",
                         "--out", str(tmp_path / "p")]) == 0
-    lines = [ln for ln in capsys.readouterr().out.splitlines() if ln.startswith("precision:")]
+    lines = [ln for ln in unwrapped(capsys.readouterr().out) if ln.startswith("precision:")]
     assert len(lines) == 1 and "3 of 3 paired differences not within +-0.01" in lines[0]
     assert "at the cap of 10 deals" in lines[0] and "greedy - random" in lines[0]
     info = json.loads((tmp_path / "p" / "results.json").read_text())["precision"]
@@ -66,8 +77,8 @@ def test_precision_plays_blocks_and_names_the_unmet_pairs(tmp_path, capsys):
     assert "precision:" not in capsys.readouterr().out
     for name in ("hands.csv", "pairs.csv", "leaderboard.csv"):
         assert (tmp_path / "p" / name).read_bytes() == (tmp_path / "plain" / name).read_bytes()
-    assert main(base + ["--deals", "3", "--precision", "1000"]) == 0
-    (line,) = [ln for ln in capsys.readouterr().out.splitlines() if ln.startswith("precision:")]
+    assert main(base + ["--deals", "3", "--precision", "1000", "--out", str(tmp_path / "q")]) == 0
+    (line,) = [ln for ln in unwrapped(capsys.readouterr().out) if ln.startswith("precision:")]
     assert "every paired difference within +-1000" in line and "after 3 deals" in line
 
 

@@ -1,0 +1,88 @@
+"""The one table of limits: every count, size and grid length a run may ask for. The CLI's
+argparse types (agents/cli/common.py) and the checks of run_tournament and of experiment
+specs (experiment_spec.py) read them from here, so a value the CLI refuses is refused in a
+spec file too, with the same words.
+
+- Counts (LIMITS): each an int in lo..hi; `allowed(key)` is the phrase every refusal uses.
+- Memory: a run keeps one row per table it plays (every lineup x deal x seating) and one
+  score per team and hand of each (games mode: up to max game hands): at most MAX_TABLES
+  tables and MAX_HAND_SCORES scores per run (an experiment: per cell), counted at the run's
+  deal cap. A precision
+  run's default cap (100 x deals) is clipped to what fits; a cap given explicitly that does
+  not fit is refused before anything plays.
+- Grids: each axis of an experiment spec holds at most MAX_GRID distinct entries, a spec at
+  most MAX_CELLS cells, a spec file at most MAX_SPEC_BYTES bytes.
+"""
+from __future__ import annotations
+
+import numbers
+from typing import NamedTuple
+
+
+class Limit(NamedTuple):
+    lo: int
+    hi: int
+    why: str = ""
+
+
+MAX_DEALS = 1_000_000
+MAX_GAMES = 10_000
+MAX_GAME_HANDS = 400            # = nertz_env.table.games.MAX_HANDS (a test keeps them equal)
+MAX_SEED = 2**63 - 1
+MAX_TABLES = 2_000_000
+MAX_HAND_SCORES = 100_000_000
+MAX_GRID = 64
+MAX_CELLS = 1_000
+MAX_LABEL = 100                 # characters of a name or label (experiment name, treatments)
+MAX_SPEC_BYTES = 1 << 20
+
+LIMITS = {
+    "deals": Limit(2, MAX_DEALS, "intervals need 2 deals"),
+    "max_deals": Limit(2, MAX_DEALS),
+    "block_deals": Limit(1, MAX_DEALS),
+    "max_game_hands": Limit(1, MAX_GAME_HANDS),
+    "games": Limit(1, MAX_GAMES),
+    "seed": Limit(0, MAX_SEED),
+}
+
+
+def allowed(key: str) -> str:
+    """'an int from LO to HI (why)': the words of every refusal of `key`."""
+    lim = LIMITS[key]
+    return f"an int from {lim.lo} to {lim.hi}" + (f" ({lim.why})" if lim.why else "")
+
+
+def check_int(key: str, value, where: str = "") -> int:
+    """value when it is an int within LIMITS[key], else a ValueError naming `where` (or the
+    key) and the allowed range."""
+    lim = LIMITS[key]
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral) \
+            or not lim.lo <= value <= lim.hi:
+        raise ValueError(f"{where or key}={value!r} must be {allowed(key)}")
+    return int(value)
+
+
+def deals_that_fit(tables_per_deal: int, max_hands: int, teams: int) -> int:
+    """The most deals a run (or cell) of that many tables per deal, hands per table and teams
+    can keep in memory (module docstring)."""
+    return max(0, min(MAX_TABLES // max(tables_per_deal, 1),
+                      MAX_HAND_SCORES // max(tables_per_deal * max_hands * teams, 1)))
+
+
+def check_size(deals: int, tables_per_deal: int, max_hands: int, teams: int,
+               where: str) -> None:
+    """ValueError when `deals` deals of that size do not fit (module docstring)."""
+    fit = deals_that_fit(tables_per_deal, max_hands, teams)
+    if deals > fit:
+        hands = f" x {max_hands} hands" if max_hands > 1 else ""
+        raise ValueError(
+            f"{where}: {deals} deals x {tables_per_deal} tables per deal{hands} x {teams} teams "
+            f"is more than a run keeps in memory (at most {MAX_TABLES:,} tables and "
+            f"{MAX_HAND_SCORES:,} hand scores): at most {fit} deals here; use fewer deals, "
+            "agents, teams or max game hands")
+
+
+def default_cap(deals: int, tables_per_deal: int, max_hands: int, teams: int) -> int:
+    """A precision run's default cap: 100 x deals, clipped to what fits (at least deals)."""
+    return max(deals, min(100 * deals, MAX_DEALS,
+                          deals_that_fit(tables_per_deal, max_hands, teams)))
