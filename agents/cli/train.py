@@ -5,18 +5,64 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import json
+
+from nertz_env.config import RulesConfig
 
 from ..training.checkpoints import resume_config
-from ..training.config import TrainConfig, field_docs
+from ..training.config import (
+    DEVICES,
+    FIXED_ON_RESUME,
+    NEEDS,
+    REWARDS,
+    TrainConfig,
+    check_given,
+    field_docs,
+)
 from ..training.run import train
 
 BOOLEANS = ("tensorboard", "progress", "bc_value")       # --x / --no-x
-LISTS = {"opponents": "; comma-separated", "net_arch": "; e.g. 128,128"}
+LISTS = ("opponents", "net_arch")                         # comma-separated on the command line
+CHOICES = {"reward": REWARDS, "device": DEVICES}
+METAVARS = {"out": "DIR", "resume": "CHECKPOINT.zip", "teacher": "SPEC", "eval_against": "SPEC"}
+DESCRIPTION = """\
+Train a MaskablePPO agent on the batched vector env: imitation of a heuristic (the warm
+start, --bc-rows), then PPO against a league of shipped bots, with duplicate-deal
+evaluations, checkpoints and TensorBoard logs, all in the run folder --out.
+
+What it prints: the options changed from their defaults, a line before every phase that
+takes a while (numba compiles its kernels the first time after install: up to a minute),
+a progress bar over the PPO steps (whole rollouts of n_steps x num_envs; rate and ETA over
+the whole run, evaluations included) with the checkpoint and evaluation lines above it,
+and at the end what the run folder holds.
+
+With --resume the checkpoint's config is used and only the options given change it
+(--out may name the same folder). The options are TrainConfig's fields
+(agents/training/config.py); the run is agents/training/run.py."""
+# a 2M-step run checkpoints at the first rollout boundary past each 250,000 steps: 507,904
+EPILOG = """\
+examples:
+  nertz train --out runs/t2 --timesteps 2000000 --teams 2
+  nertz train --out runs/t2 --resume runs/t2/checkpoints/step_507904.zip --timesteps 4000000
+  tensorboard --logdir runs/t2/tb
+  nertz tournament --agents ppo:runs/t2/final.zip,heuristic:style=river-builder --teams 2
+
+checkpoints are named by the step they were taken at (the first rollout boundary past
+every --checkpoint-every steps): list runs/t2/checkpoints/ to find them."""
 
 
 def _flag(name: str) -> str:
     return "--" + name.replace("_", "-")
+
+
+def default_text(name: str, d) -> str:
+    """A field's default as its option is written (lists comma-separated, None explained)."""
+    if name in LISTS:
+        return ",".join(str(x) for x in d)
+    if name == "max_ticks":
+        return f"the rules default, {RulesConfig.max_ticks}"
+    if name == "resume":
+        return "none, a fresh run"
+    return str(d)
 
 
 def add_parser(subparsers):
@@ -24,28 +70,28 @@ def add_parser(subparsers):
     docs = field_docs()
     p = subparsers.add_parser(
         "train", help="train a MaskablePPO agent: imitation warm start, league, evaluations",
-        description="Train a MaskablePPO agent on the batched vector env: imitation of a "
-        "heuristic, then PPO against a league of shipped bots, with duplicate-deal evaluations, "
-        "checkpoints and TensorBoard logs (agents/training/run.py; the options are "
-        "agents/training/config.py's TrainConfig). With --resume the checkpoint's "
-        "config is used and only the options given change it.",
-        epilog="examples:\n  nertz train --out runs/t2 --timesteps 2000000 --teams 2\n"
-               "  nertz train --out runs/t2 --resume runs/t2/checkpoints/step_500000.zip "
-               "--timesteps 4000000\n  tensorboard --logdir runs/t2/tb",
+        description=DESCRIPTION, epilog=EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter)
     for f in dataclasses.fields(TrainConfig):
         d = f.default if f.default is not dataclasses.MISSING else f.default_factory()
-        help_ = f"{docs.get(f.name, '')} (default: {d})"
+        help_ = f"{docs.get(f.name, '')} (default: {default_text(f.name, d)})"
+        if f.name == "resume":
+            help_ += f"; a resumed run keeps {', '.join(FIXED_ON_RESUME)}"
+        if f.name in NEEDS:
+            help_ += f"; only with {NEEDS[f.name][1]}"
         if f.name in BOOLEANS:
             p.add_argument(_flag(f.name), action=argparse.BooleanOptionalAction, default=None,
                            help=help_)
         elif f.name in LISTS:
-            p.add_argument(_flag(f.name), default=None, help=help_ + LISTS[f.name])
+            p.add_argument(_flag(f.name), default=None, metavar="A,B,..", help=help_)
+        elif f.name in CHOICES:
+            p.add_argument(_flag(f.name), default=None, choices=CHOICES[f.name], help=help_)
         else:
             kind = {int: int, float: float}.get(type(d), str)
             if f.name == "max_ticks":              # default None, an int when given
                 kind = int
-            p.add_argument(_flag(f.name), type=kind, default=None, help=help_)
+            p.add_argument(_flag(f.name), type=kind, default=None, help=help_,
+                           metavar=METAVARS.get(f.name))
     p.set_defaults(func=cmd_train)
     return p
 
@@ -64,17 +110,28 @@ def config_from_args(args) -> TrainConfig:
             raise ValueError(f"net_arch={given['net_arch']!r} must be comma-separated layer "
                              "widths, e.g. 128,128") from None
     if given.get("resume"):
-        resume = given.pop("resume")
-        return resume_config(resume, **given)
-    return TrainConfig(**given)
+        cfg = resume_config(given.pop("resume"), **given)
+    else:
+        cfg = TrainConfig(**given)
+    check_given(cfg, given, _flag)
+    return cfg
+
+
+def changed_line(cfg: TrainConfig) -> str:
+    """The first line of a run: the options that differ from their defaults."""
+    base = TrainConfig(out=cfg.out).to_dict()
+    diff = [f"{k}={v}" for k, v in cfg.to_dict().items() if k != "out" and v != base[k]]
+    return (f"config: out={cfg.out}, " + (", ".join(diff) if diff else "every other option at "
+            "its default") + (" (the rest at their defaults)" if diff else "")
+            + f"; all of it in {cfg.out}/config.json")
 
 
 def cmd_train(args) -> int:
-    """`nertz train`: print the config, run it."""
+    """`nertz train`: print the options changed from their defaults, run it."""
     cfg = config_from_args(args)
-    print("config: " + json.dumps(cfg.to_dict()), flush=True)
+    print(changed_line(cfg), flush=True)
     train(cfg, log=lambda s: print(s, flush=True))
     return 0
 
 
-__all__ = ["add_parser", "cmd_train", "config_from_args"]
+__all__ = ["add_parser", "changed_line", "cmd_train", "config_from_args", "default_text"]

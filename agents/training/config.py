@@ -42,7 +42,8 @@ FIXED_ON_RESUME = ("teams", "max_ticks", "num_envs", "n_steps", "net_arch", "rew
 class TrainConfig:
     """Every argument of a training run (saved as config.json and beside every checkpoint)."""
     out: str = "runs/train"
-    """run folder: config.json, bc.json, eval.jsonl/csv, checkpoints/, tb/, final.zip"""
+    """run folder (refused when it holds another run): config.json, bc.json, eval.jsonl/csv,
+    checkpoints/, tb/, final.zip"""
     seed: int = 0
     """seed of tables, league draws, network initialisation and minibatches"""
     timesteps: int = 1_000_000
@@ -52,7 +53,7 @@ class TrainConfig:
     teams: int = 2
     """teams at the table; the learner holds seat 0"""
     max_ticks: int | None = None
-    """R26 truncation of a hand; None: the rules default, the one tournaments play"""
+    """ticks after which a hand is cut (R26); unset: the rules default, which tournaments play"""
     reward: str = "relative"
     """'relative' (own hand points minus the others' mean) or 'score' (own points)"""
     opponents: list = field(default_factory=lambda: [BEST_HEURISTIC])
@@ -121,7 +122,7 @@ class TrainConfig:
     device: str = "cpu"
     """torch device: cpu, cuda or auto"""
     resume: str | None = None
-    """a checkpoint zip to continue from (its config is used; see FIXED_ON_RESUME)"""
+    """a checkpoint zip to continue from (checkpoints/step_N.zip); its saved config is used"""
 
     def __post_init__(self):
         check_config(self)
@@ -134,6 +135,47 @@ class TrainConfig:
 
     def to_dict(self) -> dict:
         return dataclasses.asdict(self)
+
+
+def _league_entries(c: TrainConfig) -> bool:
+    """Whether the league can hold two entries (then evaluations may play each)."""
+    return len(c.opponents) > 1 or c.snapshot_every > 0
+
+
+WARM_START = ("teacher", "bc_epochs", "bc_batch_size", "bc_learning_rate", "bc_holdout",
+              "bc_value")
+LEAGUE_PLAY = "a league of two or more entries (--opponents A,B or --snapshot-every above 0)"
+# options that mean something only with another: {field: (whether it does in a config, what
+# it needs, in the words of `nertz train`'s options)}
+NEEDS = {
+    **dict.fromkeys(WARM_START, (
+        lambda c: c.bc_rows > 0 and not c.resume,
+        "the warm start: --bc-rows above 0, on a fresh run (a resumed run does no warm start)")),
+    "bc_rows": (lambda c: not c.resume, "a fresh run (a resumed run does no warm start)"),
+    "max_snapshots": (lambda c: c.snapshot_every > 0,
+                      "league snapshots: --snapshot-every above 0"),
+    **dict.fromkeys(("eval_deals", "eval_against", "eval_seed"),
+                    (lambda c: c.eval_every > 0, "evaluations: --eval-every above 0")),
+    "eval_league_deals": (lambda c: c.eval_every > 0 and _league_entries(c),
+                          f"evaluations (--eval-every above 0) and {LEAGUE_PLAY}"),
+    **dict.fromkeys(("priority_temperature", "priority_uniform"), (
+        lambda c: bool(c.eval_every and c.eval_league_deals) and _league_entries(c),
+        (f"the evaluations' league matches: --eval-every and --eval-league-deals above 0 "
+         f"and {LEAGUE_PLAY}"))),
+}
+SWITCHES = ("bc_rows", "eval_league_deals")      # given as 0 they switch a part off: never refused
+
+
+def check_given(c: TrainConfig, given, spell=str) -> None:
+    """ValueError for the first of `given` (options set explicitly, field names) that means
+    nothing in `c` (NEEDS), named as `spell` writes it (`nertz train`: its flag)."""
+    for name in given:
+        if name not in NEEDS or (name in SWITCHES and getattr(c, name) == 0):
+            continue
+        means, needs = NEEDS[name]
+        if not means(c):
+            raise ValueError(f"{spell(name)} means something only with {needs}; leave it out "
+                             "or give what it needs")
 
 
 def field_docs(cls=None) -> dict:

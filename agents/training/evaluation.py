@@ -6,8 +6,14 @@ plays run_tournament duplicate deals (`eval_deals`, fixed seed `eval_seed`, so e
 evaluation plays the same deals) against `eval_against`: head to head at 2 teams, one seat
 among teams-1 copies at more teams. The paired difference per deal (policy minus the mean
 of the others) with its 95% t-interval goes to TensorBoard (eval/diff, eval/ci_low,
-eval/ci_high) and to eval.jsonl / eval.csv in the run folder. With `eval_league_deals` > 0
-every league entry is played too (same way) and its difference sets the league weights.
+eval/ci_high) and to eval.jsonl / eval.csv in the run folder (each rewritten whole, so never
+a cut row). With `eval_league_deals` > 0 every league entry is played too (same way) and its
+difference sets the league weights.
+
+What it says on the terminal: before the first evaluation, when numba has not cached the
+tournament kernels yet (a fresh install), a note that the pause is compiling
+(`compile_note`); each evaluation's line gives its seconds and, when numba compiled during
+it, how many of them were compiling (`numba_compiling`, numba's own compile events).
 
 Imports config.py and league.py; the tournament runner and the estimators (agents/arena,
 agents/stats) inside functions.
@@ -15,20 +21,67 @@ agents/stats) inside functions.
 from __future__ import annotations
 
 import csv
+import io
 import json
 import tempfile
 import time
+from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
 
 from nertz_env.config import RulesConfig
+from nertz_env.files import read_capped, write_text
 
 from .config import TrainConfig
 from .league import LeagueEntry, league_of
 
 EVAL_FIELDS = ("timesteps", "against", "deals", "hands", "diff", "ci_low", "ci_high", "points",
                "opponent_points", "deterministic", "seconds")
+MAX_EVAL_FILE = 256 << 20           # eval.jsonl / eval.csv read back to append (a row is ~250 B)
+COMPILE_GUESS = "up to about a minute on a 2-core machine"   # measured: 38 s and 69 s, busy
+
+
+def tournament_kernels() -> tuple:
+    """The numba kernels an evaluation's tournament calls (a ppo: agent is not a core bot,
+    so the tick-by-tick Python path: agents/arena/progress.py PYTHON_PATH_KERNELS)."""
+    from ..arena.progress import PYTHON_PATH_KERNELS
+    return PYTHON_PATH_KERNELS
+
+
+def compile_note(kernels, what: str, meanwhile: str = "") -> str | None:
+    """A line saying numba is about to compile `what` (first run after install, cached for
+    later runs; `meanwhile`: what the person sees during it), or None when every one of
+    `kernels` is in numba's cache already."""
+    from ..arena.progress import kernel_cached
+    if all(kernel_cached(k) for k in kernels):
+        return None
+    return (f"{what}: numba compiles its kernels first ({COMPILE_GUESS}; first run after "
+            f"install only, cached for later runs{'; ' + meanwhile if meanwhile else ''})...")
+
+
+@contextmanager
+def numba_compiling():
+    """Yields a one-item list that holds, once the block ends, the seconds numba spent
+    compiling inside it (its "numba:compile" events; loads from its cache are not events)."""
+    out = [0.0]
+    try:
+        from numba.core import event
+    except ImportError:                       # pragma: no cover - numba moved its event API
+        yield out
+        return
+    with event.install_timer("numba:compile", lambda s: out.__setitem__(0, s)):
+        yield out
+
+
+def eval_line(head: dict, against: str, compiling: float) -> str:
+    """The line an evaluation prints: its paired difference, deals and seconds."""
+    took = f"{head['seconds']:.1f} s"
+    if compiling >= 0.5:
+        took += f", {compiling:.1f} s of it numba compiling (cached for later runs)"
+    return (f"eval at {head['timesteps']:,} steps: {head['diff']:+.2f} "
+            f"[{head['ci_low']:+.2f}, {head['ci_high']:+.2f}] points per hand against "
+            f"{against} ({head['deals']} deals, {took})")
 
 
 def paired_match(agents, rules: RulesConfig, deals: int, seed: int, format: str,
@@ -73,7 +126,7 @@ def evaluate_run(model, cfg: TrainConfig, run: Path, logger=None, log=print) -> 
     eval.jsonl and eval.csv and records eval/* scalars."""
     rules = cfg.rules()
     rows = []
-    with tempfile.TemporaryDirectory() as tmp:
+    with tempfile.TemporaryDirectory() as tmp, numba_compiling() as compiling:
         path = Path(tmp) / "policy.zip"
         model.save(path)
         t0 = time.perf_counter()
@@ -107,21 +160,26 @@ def evaluate_run(model, cfg: TrainConfig, run: Path, logger=None, log=print) -> 
             for s in league.stats():
                 logger.record(f"league/weight/{s['name']}", s["weight"])
         logger.dump(int(model.num_timesteps))
-    log(f"eval at {model.num_timesteps:,} steps: {head['diff']:+.2f} "
-        f"[{head['ci_low']:+.2f}, {head['ci_high']:+.2f}] points per hand against "
-        f"{cfg.eval_against} ({head['deals']} deals, {head['seconds']:.1f} s)")
+    log(eval_line(head, cfg.eval_against, compiling[0]))
     return head
 
 
+def _existing(path: Path) -> str:
+    return read_capped(path, MAX_EVAL_FILE, path.name).decode("utf-8") if path.exists() else ""
+
+
 def write_eval_rows(run: Path, rows) -> None:
-    """Append the rows' EVAL_FIELDS to eval.jsonl and eval.csv (its header on first write)."""
-    with open(run / "eval.jsonl", "a") as f:
-        f.writelines(json.dumps({k: r[k] for k in EVAL_FIELDS}) + "\n" for r in rows)
+    """Append the rows' EVAL_FIELDS to eval.jsonl and eval.csv (its header on first write),
+    each file written whole (a full disk or an interrupt leaves the previous rows intact)."""
+    jsonl = run / "eval.jsonl"
+    write_text(jsonl, _existing(jsonl) + "".join(
+        json.dumps({k: r[k] for k in EVAL_FIELDS}) + "\n" for r in rows))
     path = run / "eval.csv"
-    new = not path.exists()
-    with open(path, "a", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=EVAL_FIELDS)
-        if new:
-            w.writeheader()
-        for r in rows:
-            w.writerow({k: r[k] for k in EVAL_FIELDS})
+    text = _existing(path)
+    buf = io.StringIO()
+    w = csv.DictWriter(buf, fieldnames=EVAL_FIELDS)
+    if not text:
+        w.writeheader()
+    for r in rows:
+        w.writerow({k: r[k] for k in EVAL_FIELDS})
+    write_text(path, text + buf.getvalue())

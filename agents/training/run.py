@@ -14,6 +14,13 @@ What a run does, in order:
    steps (checkpoints.py) and an evaluation every `eval_every` steps (evaluation.py).
 4. The end: a last checkpoint (a longer run can resume from it) and final.zip.
 
+What it prints: a line before every phase that can take more than a few seconds (numba's
+first compile included), so no pause is silent. The progress bar counts the steps that will
+run (SB3 runs whole rollouts of n_steps x num_envs: `steps_to_run`) and ends exactly there;
+its rate and ETA are steps over the bar's whole wall time, evaluations and checkpoints
+included (no smoothing); the other lines of the run are printed above it (`LogAboveBar`),
+never through it.
+
 The arguments and their checks are config.py's; a run with `resume` set continues a
 checkpoint (checkpoints.py `resume_config`, `load_checkpoint`).
 
@@ -22,18 +29,19 @@ sb3-contrib only inside functions.
 """
 from __future__ import annotations
 
-import json
 import os
+import shlex
 import sys
 import time
 from pathlib import Path
 
 from nertz_env.config import RulesConfig
+from nertz_env.files import atomic_path, write_json
 from nertz_env.optional import available, require
 
 from .checkpoints import load_checkpoint, run_info, save_checkpoint, save_snapshot
 from .config import TrainConfig
-from .evaluation import evaluate_run
+from .evaluation import compile_note, evaluate_run, numba_compiling, tournament_kernels
 from .imitation import warm_start
 from .league import league_of, make_env
 
@@ -57,10 +65,42 @@ def tensorboard_available() -> bool:
 def rules_line(cfg: TrainConfig) -> str:
     """The line a run prints first: the rules it trains on beside those tournaments play."""
     r, t = cfg.rules(), RulesConfig(num_teams=cfg.teams)
-    same = "the same as" if r == t else "NOT the same as"
-    return (f"rules: training plays {cfg.teams} teams, max_ticks={r.max_ticks}; `nertz "
-            f"tournament` plays max_ticks={t.max_ticks} by default ({same} training); "
-            f"evaluations play the training rules")
+    if r == t:
+        return (f"rules: {cfg.teams} teams, hands cut at max_ticks={r.max_ticks}: the rules "
+                "`nertz tournament` plays by default; evaluations play them too")
+    return (f"rules: {cfg.teams} teams, hands cut at max_ticks={r.max_ticks}, NOT the "
+            f"max_ticks={t.max_ticks} `nertz tournament` plays by default; evaluations play "
+            "the training rules, so judge the final model with `nertz tournament`")
+
+
+def steps_to_run(done: int, target: int, rollout: int) -> int:
+    """The steps model.learn(target - done) runs from `done`: SB3 collects whole rollouts
+    (`rollout` = n_steps x num_envs steps), so target - done rounded up to a multiple of it."""
+    return max(0, -(-(target - done) // rollout)) * rollout
+
+
+def env_kernels(cfg: TrainConfig) -> tuple:
+    """The numba kernels the training env and the warm start's teacher call."""
+    from nertz_env.core.batch import vec_step_observe_batch, vec_step_observe_range
+    from nertz_env.core.policies import policy_actions_range
+    from nertz_env.engine import PARALLEL_MIN_TABLES
+    step = vec_step_observe_batch if cfg.num_envs >= PARALLEL_MIN_TABLES else vec_step_observe_range
+    return (step, policy_actions_range) if cfg.bc_rows else (step,)
+
+
+def files_line(cfg: TrainConfig, run: Path, tb) -> str:
+    """The last line of a run: what it left where, and the commands that use it."""
+    final = run / "final.zip"
+    agents = shlex.quote(f"ppo:{final},{cfg.eval_against}")
+    out = [(f"run folder {run}: final.zip (the model), checkpoints/ (continue one with "
+            f"nertz train --out {shlex.quote(str(run))} --resume "
+            f"{shlex.quote(str(run / 'checkpoints'))}/step_N.zip --timesteps MORE)")]
+    if cfg.eval_every:
+        out.append("eval.csv and eval.jsonl (every evaluation)")
+    if tb:
+        out.append(f"tb/ (tensorboard --logdir {shlex.quote(str(run / 'tb'))})")
+    return (", ".join(out) + f"; play the model: nertz tournament --agents {agents} "
+            f"--teams {cfg.teams}")
 
 
 def train(cfg: TrainConfig, log=print, callbacks=()):
@@ -87,7 +127,11 @@ def train(cfg: TrainConfig, log=print, callbacks=()):
         else:
             log("tensorboard is not installed: no TensorBoard logs (pip install tensorboard)")
     log(rules_line(cfg))
-    (run / "config.json").write_text(json.dumps(run_info(cfg), indent=2) + "\n")
+    write_json(run / "config.json", run_info(cfg))
+    note = compile_note(env_kernels(cfg), f"the training env ({cfg.num_envs} tables)",
+                        "the progress bar waits at its start meanwhile" if cfg.progress else "")
+    if note:
+        log(note)
 
     if cfg.resume:
         model = load_checkpoint(cfg, tb, log)
@@ -95,24 +139,38 @@ def train(cfg: TrainConfig, log=print, callbacks=()):
         env = make_env(cfg)
         model = build_model(cfg, env, tb)
         if cfg.bc_rows:
-            warm_start(model, cfg, run, log)
-    remaining = cfg.timesteps - model.num_timesteps
-    rollout = cfg.n_steps * cfg.num_envs
-    if remaining > 0:
-        log(f"PPO: {remaining:,} steps to go, {-(-remaining // rollout)} rollouts of {rollout:,} "
-            f"(n_steps x num_envs): {-(-remaining // rollout) * rollout:,} steps")
+            log(f"imitation warm start: collecting {cfg.bc_rows:,} positions of {cfg.teacher}, "
+                f"then {cfg.bc_epochs} epoch(s) of behaviour cloning...")
+            with numba_compiling() as compiling:
+                warm_start(model, cfg, run, log)
+            if compiling[0] >= 0.5:
+                log(f"imitation: {compiling[0]:.1f} s of that was numba compiling (cached for "
+                    "later runs)")
+    rollout, saved = cfg.n_steps * cfg.num_envs, False
+    steps = steps_to_run(model.num_timesteps, cfg.timesteps, rollout)
+    if steps > 0:
+        since = f" from step {model.num_timesteps:,}" if model.num_timesteps else ""
+        log(f"PPO: {steps:,} steps{since}, {steps // rollout} rollouts of {rollout:,} (n_steps "
+            f"{cfg.n_steps} x num_envs {cfg.num_envs}; timesteps={cfg.timesteps:,} rounded up "
+            "to whole rollouts)")
         t0, n0 = time.perf_counter(), model.num_timesteps
-        cbs = CallbackList(make_callbacks(cfg, run, log) + list(callbacks))
-        model.learn(remaining, callback=cbs,
+        own = make_callbacks(cfg, run, log)
+        model.learn(cfg.timesteps - model.num_timesteps,
+                    callback=CallbackList(own + list(callbacks)),
                     reset_num_timesteps=False, tb_log_name="ppo")
+        saved = any(getattr(c, "saved_at", None) == model.num_timesteps for c in own)
         dt = time.perf_counter() - t0
         log(f"trained {model.num_timesteps - n0:,} steps in {dt:.1f} s "
             f"({(model.num_timesteps - n0) / max(dt, 1e-9):,.0f} env-steps/s, evaluations "
             f"and checkpoints included)")
-    save_checkpoint(model, cfg, run)             # the end too can be resumed (a longer run)
-    model.save(run / "final.zip")
-    log(f"saved {run / 'final.zip'} (play it: nertz tournament --agents "
-        f"ppo:{run / 'final.zip'},{cfg.eval_against} --teams {cfg.teams})")
+    else:
+        log(f"PPO: nothing to run (the model is at step {model.num_timesteps:,}, "
+            f"timesteps={cfg.timesteps:,}; give a larger --timesteps to train on)")
+    if not saved:                                # the end too can be resumed (a longer run)
+        log(f"checkpoint {save_checkpoint(model, cfg, run)}")
+    with atomic_path(run / "final.zip") as tmp:
+        model.save(tmp)
+    log(files_line(cfg, run, tb))
     return model
 
 
@@ -121,10 +179,40 @@ def _callbacks_base():
     return require("stable_baselines3.common.callbacks", "train", "training").BaseCallback
 
 
+class LogAboveBar:
+    """A run's log: lines go to `log`, and while a progress bar is drawn (`bar`) each is
+    printed above it (tqdm clears the bar, the line is written, the bar is drawn again)
+    instead of into the middle of its line."""
+
+    def __init__(self, log=print):
+        self.log = log
+        self.bar = None
+
+    def __call__(self, line: str) -> None:
+        if self.bar is None:
+            self.log(line)
+            return
+        with self.bar.external_write_mode(file=sys.stdout):
+            self.log(line)
+            sys.stdout.flush()             # the line out before the bar is drawn again below it
+
+
+def progress_bar(start: int, total: int):
+    """The run's tqdm bar from step `start` to `total`: rate and ETA from the steps over the
+    whole elapsed time (smoothing 0), so a long evaluation slows them as it slows the run."""
+    tqdm = require("tqdm.auto", "tqdm", "the progress bar").tqdm
+    return tqdm(total=total, initial=start, desc="PPO", unit="step", unit_scale=True,
+                dynamic_ncols=True, smoothing=0, mininterval=0.5, file=sys.stderr)
+
+
 def make_callbacks(cfg: TrainConfig, run: Path, log=print):
-    """The callbacks of a run: LeagueLog, then those switched on of Progress, Snapshot,
-    Checkpoint and Evaluation, in that order."""
+    """The callbacks of a run: LeagueLog, then those switched on of Snapshot, Evaluation,
+    Checkpoint and Progress, in that order (a checkpoint holds the league differences of the
+    evaluation at its step, so the one at the end is final; Progress last: its bar closes
+    after the final evaluation and checkpoint, so its time includes them). Their lines go
+    through one LogAboveBar of `log`."""
     BaseCallback = _callbacks_base()
+    say = log if isinstance(log, LogAboveBar) else LogAboveBar(log)
 
     class RolloutEvery(BaseCallback):
         """Runs `fire` at the start of the first rollout after every `every` steps (between
@@ -151,41 +239,55 @@ def make_callbacks(cfg: TrainConfig, run: Path, log=print):
                 self.fire()
 
     class Checkpoint(RolloutEvery):
+        saved_at = None
+
         def fire(self) -> None:
             path = save_checkpoint(self.model, cfg, run)
-            log(f"checkpoint {path}")
+            self.saved_at = int(self.num_timesteps)
+            say(f"checkpoint {path}")
 
     class Evaluation(RolloutEvery):
+        first = True
+
         def fire(self) -> None:
-            evaluate_run(self.model, cfg, run, self.logger, log)
+            if self.first:
+                note = compile_note(tournament_kernels(),
+                                    f"first evaluation ({cfg.eval_deals} duplicate deals "
+                                    f"against {cfg.eval_against})")
+                if note:
+                    say(note)
+                self.first = False
+            evaluate_run(self.model, cfg, run, self.logger, say)
 
     class Snapshot(RolloutEvery):
         def fire(self) -> None:
             path = save_snapshot(self.model, cfg, run)
-            log(f"snapshot {path} joins the league")
+            say(f"snapshot {path} joins the league")
 
     class Progress(BaseCallback):
-        """A tqdm bar over the run's steps (SB3's own bar needs rich as well)."""
+        """A tqdm bar over the steps this learn() runs (SB3's own bar needs rich as well):
+        its total is what SB3 will run, whole rollouts (steps_to_run)."""
+        bar = None
 
         def _on_training_start(self) -> None:
             if not available("tqdm"):
-                log("tqdm is not installed: no progress bar (pip install tqdm)")
-                self.bar = None
+                say("tqdm is not installed: no progress bar (pip install tqdm)")
                 return
-            tqdm = require("tqdm.auto", "tqdm", "the progress bar").tqdm
-            self.bar = tqdm(total=self.locals["total_timesteps"], initial=self.num_timesteps,
-                            unit="step", unit_scale=True, dynamic_ncols=True, file=sys.stderr)
-            self.last = self.num_timesteps
+            start = self.num_timesteps
+            rollout = self.model.n_steps * self.model.n_envs
+            total = start + steps_to_run(start, self.locals["total_timesteps"], rollout)
+            self.bar = say.bar = progress_bar(start, total)
 
         def _on_step(self) -> bool:
             if self.bar is not None:
-                self.bar.update(self.num_timesteps - self.last)
-                self.last = self.num_timesteps
+                self.bar.update(self.num_timesteps - self.bar.n)
             return True
 
         def _on_training_end(self) -> None:
             if self.bar is not None:
+                self.bar.update(self.num_timesteps - self.bar.n)
                 self.bar.close()
+                self.bar = say.bar = None
 
     class LeagueLog(BaseCallback):
         """league/* scalars after every rollout: each entry's weight and the learner's mean
@@ -201,12 +303,12 @@ def make_callbacks(cfg: TrainConfig, run: Path, log=print):
                     self.logger.record(f"league/train_relative/{s['name']}", s["mean_relative"])
 
     out = [LeagueLog()]
-    if cfg.progress:
-        out.append(Progress())
-    if cfg.snapshot_every:                  # before the checkpoint: it lists the snapshots
+    if cfg.snapshot_every:                  # first: evaluated and listed by the checkpoint
         out.append(Snapshot(cfg.snapshot_every))
+    if cfg.eval_every:                      # before the checkpoint: it keeps the league's diffs
+        out.append(Evaluation(cfg.eval_every))
     if cfg.checkpoint_every:
         out.append(Checkpoint(cfg.checkpoint_every))
-    if cfg.eval_every:
-        out.append(Evaluation(cfg.eval_every))
+    if cfg.progress:
+        out.append(Progress())
     return out

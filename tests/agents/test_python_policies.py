@@ -1,6 +1,6 @@
 """agents/python_policies.py: the plain-Python oracle of docs/heuristics.md, scenario by scenario.
 
-Each test builds a small readable position (shared/API.md layouts, partial decks, flow rules off
+Each test builds a small readable position (docs/api.md layouts, partial decks, flow rules off
 unless said otherwise so that the legal set is exactly the moves under test), reads seat 0's
 observation and mask, and checks the exact scores of the spec's table and the exact move chosen.
 The legal set of every position is asserted first, so a test cannot pass on a position that

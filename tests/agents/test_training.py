@@ -15,6 +15,7 @@ pytest.importorskip("sb3_contrib")
 torch = pytest.importorskip("torch")
 
 from stable_baselines3.common.callbacks import BaseCallback
+from tiny_runs import tiny
 
 from agents import training
 from agents.cli import train as train_cli
@@ -32,25 +33,10 @@ from agents.training.imitation import (
 from agents.training.league import league_of, make_env
 from agents.training.run import build_model
 from nertz_env.bot_specs import core_bot
-from nertz_env.core.scoring import relative_points
 from nertz_env.core.policies import POLICY_RANDOM, POLICY_SCORED
+from nertz_env.core.scoring import relative_points
 
-
-@pytest.fixture(autouse=True)
-def _one_thread():
-    old = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(old)
-
-
-def tiny(tmp_path, **kw) -> TrainConfig:
-    base = {"out": str(tmp_path / "run"), "num_envs": 8, "max_ticks": 150, "net_arch": [32, 32],
-                "bc_rows": 0, "n_steps": 16, "batch_size": 64, "n_epochs": 2, "timesteps": 256,
-                "checkpoint_every": 0, "eval_every": 0, "eval_deals": 4, "progress": False,
-                "tensorboard": False}
-    base.update(kw)
-    return TrainConfig(**base)
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
 # ---------------------------------------------------------------------------- imitation
@@ -464,3 +450,117 @@ def test_export_for_play_keeps_the_policy_and_drops_the_optimizer_state(tmp_path
     a, b = make_agent(f"ppo:{src}"), make_agent(f"ppo:{dst}")
     assert (a.act_batch(obs, masks) == b.act_batch(obs, masks)).all()
     assert model.num_timesteps == 256
+
+
+# ---------------------------------------------------------------------------- checkpoint files
+@pytest.fixture(scope="module")
+def one_checkpoint(tmp_path_factory):
+    """A run folder with a league snapshot and a checkpoint at 128 steps (made once)."""
+    tmp = tmp_path_factory.mktemp("ck")
+    cfg = tiny(tmp, checkpoint_every=128, snapshot_every=128, timesteps=128)
+    training.train(cfg, log=lambda s: None)
+    return tmp / "run"
+
+
+def _copy_run(src, tmp_path):
+    import shutil
+    dst = tmp_path / "copy"
+    shutil.copytree(src, dst)
+    return dst, dst / "checkpoints" / "step_128.zip"
+
+
+def test_generator_states_are_saved_as_data(one_checkpoint):
+    d = one_checkpoint / "checkpoints"
+    assert sorted(p.name for p in d.iterdir()) == ["step_128.json", "step_128.rng.json",
+                                                   "step_128.zip"]
+    st = json.loads((d / "step_128.rng.json").read_text())
+    assert set(st) == {"torch", "numpy", "league_rng"} and len(st["numpy"]["key"]) == 624
+    assert not list(one_checkpoint.rglob("*.part"))
+
+
+DAMAGE = {
+    "rng missing": ("step_128.rng.json", None, "generator states .*step_128.rng.json are "
+                                               "missing"),
+    "rng damaged": ("step_128.rng.json", b'{"torch": "zz"}', "step_128.rng.json are damaged"),
+    "rng deep": ("step_128.rng.json", b"[" * 3000 + b"]" * 3000, "step_128.rng.json.*nested"),
+    "json cut": ("step_128.json", b'{"config": {', "step_128.json.*not valid JSON"),
+    "json shape": ("step_128.json", b'{"config": {}, "league": 3, "num_timesteps": 1}',
+                   "step_128.json is not a checkpoint's info"),
+    "zip damaged": ("step_128.zip", b"PK\x03\x04 cut short", "step_128.zip.*not an SB3 model zip"),
+}
+
+
+@pytest.mark.parametrize("case", list(DAMAGE))
+def test_a_missing_or_damaged_part_is_one_line_naming_it(one_checkpoint, tmp_path, capsys,
+                                                         case):
+    """Each part of a checkpoint: missing or damaged is one ValueError line naming the file
+    (resume used to go on without the generator states, or print a traceback)."""
+    run, ck = _copy_run(one_checkpoint, tmp_path)
+    name, data, words = DAMAGE[case]
+    part = ck.parent / name
+    if data is None:
+        part.unlink()
+    else:
+        part.write_bytes(data)
+    with pytest.raises(ValueError, match=words) as err:
+        training.resume_config(ck, out=str(tmp_path / "r"))
+    assert "\n" not in str(err.value)
+    from agents.cli import main
+    assert main(["train", "--resume", str(ck), "--out", str(tmp_path / "r2")]) == 2
+    assert name in capsys.readouterr().err
+
+
+def test_an_older_checkpoints_rng_pt_resumes_with_weights_only(one_checkpoint, tmp_path,
+                                                               monkeypatch):
+    run, ck = _copy_run(one_checkpoint, tmp_path)
+    st = json.loads((ck.parent / "step_128.rng.json").read_text())
+    (ck.parent / "step_128.rng.json").unlink()
+    torch.save({"torch": torch.get_rng_state(), "numpy": np.random.get_state(),
+                "league_rng": st["league_rng"]}, ck.parent / "step_128.rng.pt")
+    real = torch.load
+    modes = []
+
+    def spy(*a, **kw):
+        modes.append(kw.get("weights_only"))
+        return real(*a, **kw)
+
+    monkeypatch.setattr(torch, "load", spy)
+    cfg = training.resume_config(ck, out=str(tmp_path / "r"), timesteps=128)
+    training.train(cfg, log=lambda s: None)
+    assert modes and all(m is True for m in modes)
+
+
+def test_crafted_checkpoint_and_snapshot_zips_run_nothing_on_resume(one_checkpoint, tmp_path):
+    """`nertz train --resume` over a run folder from someone else: the checkpoint zip and the
+    league snapshot it lists are read without unpickling (the payload would create a file)."""
+    from hostile_files import craft
+
+    run, ck = _copy_run(one_checkpoint, tmp_path)
+    marker = tmp_path / "pwned"
+    snap = run / "snapshots" / "step_128.zip"
+    for z in (ck, snap):
+        craft(z, tmp_path / "evil.zip", marker)
+        (tmp_path / "evil.zip").replace(z)
+    cfg = training.resume_config(ck, out=str(tmp_path / "r"), timesteps=256)
+    model = training.train(cfg, log=lambda s: None)
+    assert model.num_timesteps == 256 and not marker.exists()
+    assert league_of(model.get_env()).snapshot_paths()[0] == str(snap)
+
+
+def test_a_checkpoint_zip_with_garbage_weights_is_one_line(one_checkpoint, tmp_path, capsys):
+    """A checkpoint zip whose data entry reads but whose weights are junk (a truncated copy):
+    `nertz train --resume` fails on one line naming the zip, not a torch traceback."""
+    import zipfile
+
+    from agents.cli import main
+
+    run, ck = _copy_run(one_checkpoint, tmp_path)
+    with zipfile.ZipFile(ck) as z:
+        members = {n: z.read(n) for n in z.namelist()}
+    members["policy.pth"] = members["policy.pth"][:100]
+    with zipfile.ZipFile(ck, "w") as z:
+        for n, b in members.items():
+            z.writestr(n, b)
+    assert main(["train", "--resume", str(ck), "--out", str(tmp_path / "r")]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "step_128.zip" in err[0] and "could not be loaded" in err[0], err

@@ -1,0 +1,13 @@
+"""The tiny training run that the training tests share (test_training.py,
+test_train_progress.py): 8 tables, hands cut at 150 ticks, a 32x32 net, 256 steps, with no
+warm start, evaluation, checkpoint, bar or TensorBoard unless a test switches them on."""
+from agents.training.config import TrainConfig
+
+TINY = {"num_envs": 8, "max_ticks": 150, "net_arch": [32, 32], "bc_rows": 0, "n_steps": 16,
+        "batch_size": 64, "n_epochs": 2, "timesteps": 256, "checkpoint_every": 0,
+        "eval_every": 0, "eval_deals": 4, "progress": False, "tensorboard": False}
+
+
+def tiny(tmp_path, **kw) -> TrainConfig:
+    """TINY with `kw` over it, its run folder tmp_path/run."""
+    return TrainConfig(**{"out": str(tmp_path / "run"), **TINY, **kw})
