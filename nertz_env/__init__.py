@@ -1,6 +1,6 @@
 """nertz-env: a batched, numba-jitted Nertz engine with RL environments on top.
 
-Public API (shared/API.md): RulesConfig, Table, Move, TickResult; Engine for batched play.
+Public API (docs/api.md): RulesConfig, Table, Move, TickResult; Engine for batched play.
 
 numba's threading layer is left as numba chooses it (or as NUMBA_THREADING_LAYER sets it):
 importing nertz_env changes no numba setting. Engines and environments may be stepped from

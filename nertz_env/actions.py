@@ -4,7 +4,7 @@ One fixed numbering for every table (any team count, River of 4 or 5), so that p
 masks have one shape everywhere: actions naming River column 4 are simply never legal with a
 4-column River.
 
-    | ids       | count | move (API.md text)          | encoding                                  |
+    | ids       | count | move (docs/api.md text)     | encoding                                  |
     |-----------|-------|-----------------------------|-------------------------------------------|
     | 0         | 1     | wait                        | WAIT                                      |
     | 1         | 1     | flip                        | FLIP                                      |
@@ -22,7 +22,7 @@ A stack is fixed by its bottom source and its length: a team's available cards a
 its own deck, so the run of consecutive same-suit ranks above a card is unique (D10). Its text
 (`river1+waste>lake`) therefore needs the position; `Table.decode` supplies it.
 
-`Move` is the readable form: `Move.parse(text)` / `str(move)` follow API.md's grammar, and
+`Move` is the readable form: `Move.parse(text)` / `str(move)` follow docs/api.md's grammar, and
 moves compare equal by their canonical text.
 """
 from __future__ import annotations
@@ -72,7 +72,7 @@ def _parse_source(text: str, whole: str) -> tuple[int, int | None]:
 
 @dataclass(frozen=True, eq=False)
 class Move:
-    """A move in API.md's grammar. `sources` are source codes of nertz_env.encoding (bottom
+    """A move in docs/api.md's grammar. `sources` are source codes of nertz_env.encoding (bottom
     card first for a stack); `dst` is a River column (build, shift) or None (Lake);
     `index` is the shift's River index from the column bottom (None = the top card)."""
 
@@ -86,14 +86,14 @@ class Move:
         if isinstance(text, Move):
             return text
         if not isinstance(text, str):
-            raise ValueError(f"move {text!r} is not a string; moves are written like 'nertz>lake' (API.md)")
+            raise ValueError(f"move {text!r} is not a string; moves are written like 'nertz>lake' (docs/api.md)")
         t = text.strip().lower().replace(" ", "")
         if t in ("wait", "flip", "call"):
             return Move(t)
         if t.count(">") != 1:
             raise ValueError(
                 f"move {text!r} does not parse: write wait, flip, call, SRC>lake, SRC>riverC, "
-                f"riverA:I>riverB or SRC+SRC>lake (API.md)")
+                f"riverA:I>riverB or SRC+SRC>lake (docs/api.md)")
         src_text, dst_text = t.split(">")
         if dst_text == "lake":
             dst = None

@@ -1,4 +1,4 @@
-"""RulesConfig: every rule variant of RULES.md as one frozen, validated dataclass.
+"""RulesConfig: every rule variant of docs/rules.md as one frozen, validated dataclass.
 
 Owns: the names, defaults (the NNA standard) and allowed values of every rule knob, and the
 derived seat map (which seat belongs to which team). It never imports numba or the core;
@@ -50,7 +50,7 @@ class FrozenDict(dict):
 
 @dataclass(frozen=True)
 class RulesConfig:
-    """The rule set a table plays (RULES.md; defaults = NNA standard)."""
+    """The rule set a table plays (docs/rules.md; defaults = NNA standard)."""
 
     num_teams: int = 2
     """teams at the table, 2 to 8 (R3)"""
@@ -152,7 +152,7 @@ class RulesConfig:
 
     @property
     def seat_team(self) -> tuple:
-        """Team of every seat; seats are numbered team by team (API.md)."""
+        """Team of every seat; seats are numbered team by team (docs/api.md)."""
         return tuple(t for t, n in enumerate(self.sizes) for _ in range(n))
 
     @property

@@ -1,6 +1,6 @@
 """THE index map: every encoding in a Nertz state. No other file defines an index.
 
-Glossary (the rulebook's words, one per thing; RULES.md):
+Glossary (the rulebook's words, one per thing; docs/rules.md):
 - Nertz pile: 13 cards per team, only the top face up. (a.k.a. "Pounce pile": not used here)
 - River: the team's columns (4 or 5), built down in alternating colours.
 - Stream: the team's remaining cards. Its stock is the face-down part, its waste the flipped

@@ -1,6 +1,6 @@
 """A slow, plain-Python reference implementation of the Nertz rules: the test oracle.
 
-It is written from ``shared/RULES.md`` (rule ids R1-R31), ``shared/API.md`` (card, layout and
+It is written from ``docs/rules.md`` (rule ids R1-R31), ``docs/api.md`` (card, layout and
 move texts) and ``docs/engine_contract.md`` (decisions D1-D21) only. It must never import
 ``nertz_env`` (nor read it): it exists to catch misreadings of the rules by the fast core, so
 it must not share them. Standard library only.
@@ -193,7 +193,7 @@ def remove_from_source(team: TeamState, source: str) -> Card:
 
 
 # --------------------------------------------------------------------------------------------
-# Moves (API.md grammar)
+# Moves (docs/api.md grammar)
 # --------------------------------------------------------------------------------------------
 
 
@@ -212,7 +212,7 @@ class Move:
     index: int = -1
 
     def text(self) -> str:
-        """Canonical text (API.md)."""
+        """Canonical text (docs/api.md)."""
         if self.kind in ("wait", "flip", "call"):
             return self.kind
         if self.kind == "lake":
@@ -226,7 +226,7 @@ SOURCE_RE = re.compile(r"^(nertz|waste|river(\d+)(?::(\d+))?)$")
 
 
 def parse_move(text, team: TeamState) -> Move:
-    """API.md grammar. A shift without an index means the top card alone (index from `team`'s
+    """docs/api.md grammar. A shift without an index means the top card alone (index from `team`'s
     River at the start of the tick). A string that does not parse is a ValueError."""
     if not isinstance(text, str):
         raise ValueError(f"not a move: {text!r}")
@@ -241,10 +241,10 @@ def parse_move(text, team: TeamState) -> Move:
     if not left or any(m is None for m in matches):
         raise ValueError(f"not a move: {text!r}")
     if right == "lake":
-        # AMBIGUOUS: API.md's grammar lets a Lake play name "riverC:I", and lets stack sources
+        # AMBIGUOUS: docs/api.md's grammar lets a Lake play name "riverC:I", and lets stack sources
         # come in any order, but only canonical texts are legal moves. Such texts are kept as
         # written, so they never equal a legal move's text: they are illegal moves (R31), not
-        # normalised. Only the shift without an index is normalised (API.md says so).
+        # normalised. Only the shift without an index is normalised (docs/api.md says so).
         return Move(kind="lake", sources=tuple(parts))
     dest = re.match(r"^river(\d+)$", right)
     if dest is None or len(parts) != 1:
@@ -281,7 +281,7 @@ class RefTable:
         sizes = list(config.team_sizes) if config.team_sizes is not None else [1] * self.num_teams
         if len(sizes) != self.num_teams:
             raise ValueError(f"team_sizes has {len(sizes)} entries for {self.num_teams} teams")
-        # Seats are numbered team by team, team 0's seats first (R3, API.md).
+        # Seats are numbered team by team, team 0's seats first (R3, docs/api.md).
         self.seat_team = []
         self.team_seats = []
         for team, size in enumerate(sizes):
@@ -303,7 +303,7 @@ class RefTable:
 
     @classmethod
     def from_layout(cls, layout: dict, config, hand: int | None = None) -> "RefTable":
-        """API.md layout plus the optional keys of D3."""
+        """docs/api.md layout plus the optional keys of D3."""
         teams_in = layout["teams"]
         num_decks = len(teams_in)
         if num_decks != config.num_teams:
@@ -671,7 +671,7 @@ class RefTable:
 
         # D13, D18: every move is checked against the start-of-tick position, before anything
         # changes. A text that does not parse is a ValueError whatever illegal_move says.
-        # AMBIGUOUS: R31/D18 speak of illegal moves only; an unparseable text follows API.md
+        # AMBIGUOUS: R31/D18 speak of illegal moves only; an unparseable text follows docs/api.md
         # ("a string that does not parse is a ValueError") even with "penalize"/"ignore".
         chosen = {}          # seat -> Move (legal) or None (illegal: treated as Wait)
         for seat in range(self.num_seats):

@@ -2,5 +2,5 @@
 
 Must never import gymnasium, pettingzoo or anything above it in nertz_env (only numpy, numba,
 nertz_env.encoding and nertz_env.actions). The array layout is documented in nertz_env/encoding.py;
-the decisions RULES.md leaves open are in docs/engine_contract.md (D1-D21).
+the decisions docs/rules.md leaves open are in docs/engine_contract.md (D1-D21).
 """

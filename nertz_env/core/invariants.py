@@ -7,7 +7,7 @@ state that breaks one could make them read past a pile.
 For every table:
 - cards: each card of each deck at most once across its team's Nertz pile, River and Stream
   and the Lake (lake card = deck * 52 + card id); with complete_decks, exactly once (a dealt
-  table; a layout may leave cards out of play, API.md);
+  table; a layout may leave cards out of play, docs/api.md);
 - piles: heights within capacity, 0 <= waste_n <= stream_n, River columns one rank down in
   alternating colours, Lake piles A, 2, 3... of one suit in the lake_piles first slots, slots
   above a River / Stream / Lake height hold NO_CARD, lake_own and lake_next agree with the Lake;

@@ -196,6 +196,6 @@ def _coerce_array(value, dst: np.ndarray, name: str, what: str) -> np.ndarray:
 
 def cards_in_play(st: NertzState) -> np.ndarray:
     """int64 [E, T]: cards of each team's deck on the table (52 after a deal; a layout may
-    leave some out of play, API.md)."""
+    leave some out of play, docs/api.md)."""
     return (st.nertz_n.astype(np.int64) + st.river_n.sum(axis=-1, dtype=np.int64)
             + st.stream_n + st.lake_own)

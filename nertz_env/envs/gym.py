@@ -2,7 +2,7 @@
 
 ## Description
 
-Nertz (Nerts, Pounce) is a real-time multiplayer "competitive solitaire" (shared/RULES.md).
+Nertz (Nerts, Pounce) is a real-time multiplayer "competitive solitaire" (docs/rules.md).
 This environment gives one seat of one table, the *learner* (`learner_seat`, default 0), to
 the agent; every other seat is played inside `step` by `opponents`: uniformly random legal
 moves by default, objects with the agent interface `act(observation, action_mask) -> int`
@@ -69,7 +69,7 @@ hand's baseline is 0), so an episode's rewards sum to the learner team's game to
 
 A freshly dealt hand (R5-R8), shuffled from the seed of `reset(seed=...)`, hand number 0
 (two-player teams: the first role assignment of R4). `reset(options={"layout": layout})`
-starts from an API.md layout instead (curricula, puzzles, tests). `seed` is None or an int
+starts from a docs/api.md layout instead (curricula, puzzles, tests). `seed` is None or an int
 >= 0; `options` None or a dict whose only key is "layout": anything else is a `ValueError`
 and nothing changes.
 

@@ -30,7 +30,7 @@ torch.
   any `options` key (this env has no reset options: None or {}).
 - `step(actions)`: one integer id per table (`nertz_env.actions.check_action_array`), checked
   before anything changes; under illegal_move="raise" (R31) an illegal id is a ValueError
-  naming the table and the id; "penalize" (the default) and "ignore" as in RULES.md R31.
+  naming the table and the id; "penalize" (the default) and "ignore" as in docs/rules.md R31.
 """
 from __future__ import annotations
 

@@ -6,7 +6,7 @@ every mask `Engine.masks`, every score `Engine.hand_scores`.
 
 ## Description
 Nertz (Nerts, Pounce) for 2 to 8 teams of one or two players, played in discrete speed ticks:
-every agent acts every step, the engine resolves the moves of a tick together (RULES.md R20-R23).
+every agent acts every step, the engine resolves the moves of a tick together (docs/rules.md R20-R23).
 One step of this environment is one tick of the table.
 
 ## Action Space
@@ -60,7 +60,7 @@ as keywords override it). Then `render_mode` (None, "ansi": `render()` returns t
 text picture, "human": prints it, "rgb_array": `render()` returns the H x W x 3 uint8 picture of
 `nertz_env.envs.render`, a constant size per number of teams), `episode` ("hand" |
 "game"), `reward` ("score" | "relative" | "win"), `observation` ("flat"). A bad name or value
-is a ValueError. `reset(seed=..., options={"layout": layout})` starts from an API.md layout;
+is a ValueError. `reset(seed=..., options={"layout": layout})` starts from a docs/api.md layout;
 `seed` is None or an int >= 0, `options` None or a dict whose only key is "layout" (anything
 else is a ValueError, and the env is unchanged; the one exception is the key "options", which
 PettingZoo's own api_test passes to probe reset and which does nothing).

@@ -239,7 +239,7 @@ def _card_id(text) -> tuple:
 # ---------------------------------------------------------------------------- drawing
 def render_rgb(layout: dict, *, scale: int = 1, scores=None, highlight: int | None = None
                ) -> np.ndarray:
-    """An H x W x 3 uint8 picture of a position in API.md's layout format (`Table.layout()`).
+    """An H x W x 3 uint8 picture of a position in docs/api.md's layout format (`Table.layout()`).
 
     scores: optional per-team hand scores to print in the team labels; highlight: optional
     team whose panel gets a frame (the learner's team). The shape depends only on the number

@@ -13,7 +13,7 @@ move together, which is exactly the engine's simultaneous tick (Engine.step_obse
   or to it minus the other teams' mean.
 - Actions: one integer id per row (`nertz_env.actions.check_action_array`), checked before
   anything changes; under illegal_move="raise" (R31) a ValueError naming the row, its table
-  and seat, and the id. "penalize" (the default) and "ignore" as in RULES.md R31.
+  and seat, and the id. "penalize" (the default) and "ignore" as in docs/rules.md R31.
 - A finished hand (a Nertz call, or max_ticks, R26) is re-dealt inside the same step with the
   next hand number (roles swap, R4), as in the other vector envs.
 

@@ -18,7 +18,7 @@ and `seed(s)` + `reset()` reproduces). `seed(None)` draws a fresh seed for the n
 Learner actions go through `step_async`, which checks them before anything changes
 (nertz_env/envs/learner_batch.py): one integer id per table, and under illegal_move="raise"
 (R31) a ValueError naming the table and the id for an illegal move; "penalize" (the default)
-and "ignore" as in RULES.md R31. `set_options` takes no keys (this env has no reset options).
+and "ignore" as in docs/rules.md R31. `set_options` takes no keys (this env has no reset options).
 """
 from __future__ import annotations
 

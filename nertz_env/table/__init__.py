@@ -1,4 +1,4 @@
-"""The readable table of API.md: `Table` over one table of an `Engine` (table.py), positions
+"""The readable table of docs/api.md: `Table` over one table of an `Engine` (table.py), positions
 read from and written to layout dicts (positions.py), the rule that forbids a move in one line
 (explain.py), and whole games to a target score with core bots (games.py).
 

@@ -1,4 +1,4 @@
-"""Why a move is not legal: `explain_illegal(table, seat, move)` names the rule (RULES.md id).
+"""Why a move is not legal: `explain_illegal(table, seat, move)` names the rule (docs/rules.md id).
 
 A person playing through a web page or a terminal needs more than "illegal": this module
 reads the position through the readable Table API only (layout, legal moves, config) and
@@ -121,7 +121,7 @@ def _parse(text: str, view: _View) -> Move | str:
         move = text
     else:
         if not isinstance(text, str):
-            return f"API.md: a move is text like 'waste>lake', got {text!r}"
+            return f"docs/api.md: a move is text like 'waste>lake', got {text!r}"
         t = text.strip().lower().replace(" ", "")
         blocked = _BLOCKED_TO_LAKE.match(t)
         if blocked:
@@ -135,7 +135,7 @@ def _parse(text: str, view: _View) -> Move | str:
         try:
             move = Move.parse(t)
         except ValueError as err:
-            return f"API.md: {err}"
+            return f"docs/api.md: {err}"
     cols = view.config.river_size
     named = [s - SRC_RIVER0 for s in move.sources if s >= SRC_RIVER0]
     named += [move.dst] if move.dst is not None else []

@@ -1,4 +1,4 @@
-"""Layouts (shared/API.md): reading and checking the plain dicts that describe a position,
+"""Layouts (docs/api.md): reading and checking the plain dicts that describe a position,
 and writing a checked one into an engine's table. Bad input is a ValueError naming the part
 (a card, a column, a pile, a field); nothing is written until the whole layout is valid.
 

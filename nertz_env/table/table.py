@@ -1,4 +1,4 @@
-"""Table: the readable API of shared/API.md over an Engine with one table (like FEN in pgx).
+"""Table: the readable API of docs/api.md over an Engine with one table (like FEN in pgx).
 
 Owns: layouts in and out (validated, D3), move text <-> action ids, the text picture. Every
 rule is played by the core; this module only converts. Bad input is a ValueError naming the
@@ -27,7 +27,7 @@ from ..encoding import (DECK, N_RANKS, NO_CARD,
 
 @dataclass
 class TickResult:
-    """What one tick did (API.md)."""
+    """What one tick did (docs/api.md)."""
     applied: dict = field(default_factory=dict)   # seat -> bool: the move took effect
     callers: list = field(default_factory=list)   # teams that called Nertz this tick
     hand_over: bool = False
@@ -82,7 +82,7 @@ class Table:
     @classmethod
     def from_layout(cls, layout: dict, config: RulesConfig | None = None, seed=0,
                     hand: int | None = None) -> "Table":
-        """A position from an API.md layout (plus the optional keys of D3)."""
+        """A position from a docs/api.md layout (plus the optional keys of D3)."""
         if config is None:
             config = config_of(layout)
         eng = Engine(config, 1, seed)
@@ -143,7 +143,7 @@ class Table:
         return [int(x) for x in self._engine.hand_scores()[0]]
 
     def layout(self) -> dict:
-        """The position in API.md's layout format plus the keys of D3."""
+        """The position in docs/api.md's layout format plus the keys of D3."""
         return layout_of(self._engine, 0)
 
     # ------------------------------------------------------------------ moves
@@ -152,7 +152,7 @@ class Table:
         return self._engine.masks[0, self._seat(seat)].astype(bool)
 
     def legal_moves(self, seat: int) -> list[Move]:
-        """Exactly the legal moves of RULES.md for `seat` now, in action-id order."""
+        """Exactly the legal moves of docs/rules.md for `seat` now, in action-id order."""
         mask = self._engine.masks[0, self._seat(seat)]
         return [self.decode(int(a), seat) for a in np.flatnonzero(mask)]
 
@@ -310,7 +310,7 @@ def _first_illegal(mask) -> int:
 
 
 def layout_of(engine: Engine, e: int) -> dict:
-    """Table e of an engine in API.md's layout format plus the keys of D3 (Table.layout for
+    """Table e of an engine in docs/api.md's layout format plus the keys of D3 (Table.layout for
     table 0; replays read the other tables of a batch with it)."""
     s, c = engine.state, engine.config
     lake = []

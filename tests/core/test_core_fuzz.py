@@ -1,5 +1,5 @@
 """Fuzzing the entry points below the environments: RulesConfig, the Table of
-API.md (deal, from_decks, from_layout, step, legal_moves, decode, encode, available_cards) and
+docs/api.md (deal, from_decks, from_layout, step, legal_moves, decode, encode, available_cards) and
 the batched Engine (construction, seed, reset, deal, step, step_observe, observe,
 seed_tables).
 

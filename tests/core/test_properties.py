@@ -2,14 +2,14 @@
 EVERY tick, through the readable Table API (layouts parsed here, independently of the package)
 and directly on the arrays of a batched Engine.
 
-Properties (rule ids of shared/RULES.md, decisions D.. of docs/engine_contract.md):
+Properties (rule ids of docs/rules.md, decisions D.. of docs/engine_contract.md):
 - card conservation (R1, R5-R7, R10): each team's 52 cards are, each exactly once, in its Nertz
   pile, River, Stream or the Lake (Lake cards carry their deck);
 - piles stay valid (R6, R10, R11, R14, R15, R27, R28, D4, D6, D17): Lake piles A,2,3.. of one
   suit that only grow, River columns down by one in alternating colours with no ace placed on
   them, 0 <= waste <= Stream, Nertz <= 13, Streams and Nertz piles never gain or reorder cards
   except by an exact burn rotation;
-- the mask is the legal set (R9, R17-R19, R21, R24, D9, D11, D12, API.md): action_mask ==
+- the mask is the legal set (R9, R17-R19, R21, R24, D9, D11, D12, docs/api.md): action_mask ==
   encoded legal_moves, wait always legal, flow rules and roles respected;
 - same seed, same game (R8, R22): identical layouts / arrays / TickResults every tick;
 - scores (R25, R29, R31, D20) recomputed from the layout;
@@ -358,7 +358,7 @@ def test_card_conservation_and_valid_piles_table(seed, picks, max_ticks, hand, s
 @given(seed=SEEDS, picks=PICKS, max_ticks=MAX_TICKS, hand=st.integers(0, 3),
        short=st.booleans(), lazy=st.booleans())
 def test_mask_equals_legal_moves(seed, picks, max_ticks, hand, short, lazy):
-    """R9, R10, R15, R17, R18, R19, R21, R24, D9, D11, D12 (API.md action_mask/encode): at
+    """R9, R10, R15, R17, R18, R19, R21, R24, D9, D11, D12 (docs/api.md action_mask/encode): at
     every position of random play, before and after the hand ends, the mask of every seat is
     exactly the encoded legal_moves, wait is always legal, and the legal set obeys roles,
     readiness, Call and the flow rules."""

@@ -1,4 +1,4 @@
-"""Self-checks of the reference oracle (tests/reference.py) alone, from RULES.md and the contract."""
+"""Self-checks of the reference oracle (tests/reference.py) alone, from docs/rules.md and the contract."""
 import random
 import time
 from types import SimpleNamespace

@@ -257,7 +257,7 @@ def test_snapshots_carry_version_and_fingerprint_and_round_trip(kind):
 
 
 def test_a_layout_with_partial_decks_round_trips():
-    """A layout leaves cards out of play (API.md): its snapshot says so, and loads."""
+    """A layout leaves cards out of play (docs/api.md): its snapshot says so, and loads."""
     layout = layout_of([team(["KS", "5H"], stream=["9D", "4H"])], lake=[["AH", "2H"]])
     for env in (gym_env(), parallel_env()):
         env.reset(seed=1, options={"layout": layout})

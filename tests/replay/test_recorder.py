@@ -125,6 +125,6 @@ def test_vector_env_hands_carry_the_final_digest_and_check_sees_an_altered_actio
     assert found is not None, "no hand ended on a flip: pick another seed"
     i, seat = found
     _altered(rep, i, seat, keep_digest=False).check()       # what scores alone could see
-    with pytest.raises(ReplayError, match=f"hand {i} does not replay to its recorded end: "
-                                          "digest"):
+    with pytest.raises(ReplayError, match=f"hand {i} of {len(rep.hands)} in the file does "
+                                          "not replay to its recorded end: digest"):
         _altered(rep, i, seat).check()

@@ -1,4 +1,4 @@
-"""Bad input at the readable API (shared/API.md) and the round trips it promises.
+"""Bad input at the readable API (docs/api.md) and the round trips it promises.
 
 Bad input is a ValueError whose message names the offending part, and a failed call leaves the
 table exactly as it was. The round trips: layout -> Table -> layout, Move text -> Move -> text,

@@ -35,7 +35,7 @@ def with_(**changes):
     ("call", "R24: call is a move only with auto_nertz=False"),
     ("nertz+waste>lake", ("R16: a stack is an ascending run of one suit, bottom card first; "
                           "8C does not follow 9H")),
-    ("jump", "API.md: move 'jump' does not parse"),
+    ("jump", "docs/api.md: move 'jump' does not parse"),
 ])
 def test_each_reason_on_one_position(move, expected):
     assert explain_illegal(table(), 0, move).startswith(expected)

@@ -1,6 +1,6 @@
-"""Rule scenario tests: every rule R1-R31 of shared/RULES.md, read with docs/engine_contract.md.
+"""Rule scenario tests: every rule R1-R31 of docs/rules.md, read with docs/engine_contract.md.
 
-Each test builds a small position from a readable layout (shared/API.md), lists the exact legal
+Each test builds a small position from a readable layout (docs/api.md), lists the exact legal
 moves of a seat, plays a tick with an explicit priority and compares the resulting layout with
 literal expected values. The positions use partial decks so that every legal set is short and
 can be checked by hand; the comments next to each expected set say why each move is (not) there.
