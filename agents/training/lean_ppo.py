@@ -1,0 +1,272 @@
+"""A lean PPO in torch over the batched env, one readable file (CleanRL style).
+
+    from agents.training.lean_ppo import Args, train
+    policy_path = train(Args(out="runs/lean", timesteps=500_000))   # runs/lean/final.npz
+    # play it: nertz tournament --agents ppo:runs/lean/final.npz,heuristic:style=river-builder
+
+The same algorithm as `nertz train`'s MaskablePPO (agents/training/run.py), without SB3's
+per-step machinery (rollout buffer objects, callbacks, distribution classes, dict infos):
+
+- Environment: the very env `nertz train` trains on (league.py `make_env`: NertzVecEnv with the
+  learner at seat 0, the league's opponents per table, the same `reward=`), without VecMonitor.
+- Network: SB3's MlpPolicy for `net_arch` [128, 128]: a separate actor and critic, each
+  Linear+Tanh layers of those widths, orthogonal init (gain sqrt 2 for hidden layers, 0.01 for
+  the action head, 1 for the value head), Adam with eps 1e-5.
+- Action mask: illegal logits set to -1e8 (what MaskableCategorical writes) before the
+  softmax, so an illegal move has probability 0 and is never drawn.
+- PPO: GAE(gamma, lambda) over n_steps x num_envs, a hand cut at max_ticks bootstrapped from
+  the value of its terminal observation (as SB3 does on TimeLimit.truncated), n_epochs over
+  shuffled minibatches, advantages normalised per minibatch, clipped policy loss, unclipped
+  value loss times vf_coef, entropy bonus, gradient norm clipped at max_grad_norm.
+- Output: the actor in the project's safe weight format (agents/learned/weights.py), which
+  `make_agent("ppo:OUT/final.npz")` plays in numpy.
+
+Not here (yet): the imitation warm start, evaluations, checkpoints, snapshots and league
+priorities of `nertz train`; it starts from a fresh network.
+
+torch is imported inside `train` (like the rest of agents/training: `nertz --help` should not
+wait for it).
+"""
+from __future__ import annotations
+
+import dataclasses
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from .config import BEST_HEURISTIC, TrainConfig
+
+
+@dataclass
+class Args:
+    out: str = "runs/lean_ppo"
+    """run folder: final.npz + final.json (the safe format) are written there"""
+    seed: int = 0
+    """seed of tables, league draws, network initialisation, action draws and minibatches"""
+    timesteps: int = 1_000_000
+    """env steps to train for (rounded up to whole rollouts of n_steps x num_envs)"""
+    num_envs: int = 64
+    """tables played at once (one numba call per step)"""
+    teams: int = 2
+    """teams at the table; the learner holds seat 0"""
+    max_ticks: int | None = None
+    """ticks after which a hand is cut (R26); unset: the rules default"""
+    reward: str = "relative"
+    """the env's reward: "relative" or "score" (as `nertz train`)"""
+    opponents: list = field(default_factory=lambda: [BEST_HEURISTIC])
+    """league entries: core bot specs for every other seat (as `nertz train --opponents`)"""
+    n_steps: int = 128
+    """steps per table per rollout"""
+    batch_size: int = 1024
+    """PPO minibatch size"""
+    n_epochs: int = 4
+    """PPO epochs per update"""
+    learning_rate: float = 3e-4
+    """Adam learning rate (constant, as SB3's default)"""
+    gamma: float = 0.99
+    """discount"""
+    gae_lambda: float = 0.95
+    """GAE lambda"""
+    clip_range: float = 0.2
+    """PPO clip range"""
+    ent_coef: float = 0.01
+    """entropy bonus"""
+    vf_coef: float = 0.5
+    """value loss weight"""
+    max_grad_norm: float = 0.5
+    """gradient norm clip (SB3's default)"""
+    net_arch: list = field(default_factory=lambda: [128, 128])
+    """hidden layer widths of the actor and of the critic (each its own MLP, as SB3's)"""
+    torch_threads: int = 1
+    """torch CPU threads while collecting rollouts (the env runs in the same process)"""
+    log_every: int = 0
+    """print a line every this many env steps (0: only the last line)"""
+
+    def train_config(self) -> TrainConfig:
+        """The TrainConfig whose env (league.make_env) this run trains on; its checks apply."""
+        return TrainConfig(out=self.out, seed=self.seed, num_envs=self.num_envs,
+                           teams=self.teams, max_ticks=self.max_ticks, reward=self.reward,
+                           opponents=list(self.opponents), n_steps=self.n_steps,
+                           batch_size=self.batch_size, n_epochs=self.n_epochs,
+                           learning_rate=self.learning_rate, gamma=self.gamma,
+                           gae_lambda=self.gae_lambda, clip_range=self.clip_range,
+                           ent_coef=self.ent_coef, vf_coef=self.vf_coef,
+                           net_arch=list(self.net_arch), bc_rows=0,
+                           torch_threads=self.torch_threads, progress=False, tensorboard=False)
+
+
+def _mlp(nn, sizes, out, out_gain):
+    layers = []
+    for n_in, n_out in zip(sizes, sizes[1:]):
+        layers += [nn.Linear(n_in, n_out), nn.Tanh()]
+    layers.append(nn.Linear(sizes[-1], out))
+    for m in layers:
+        if isinstance(m, nn.Linear):
+            nn.init.orthogonal_(m.weight, gain=out_gain if m is layers[-1] else np.sqrt(2))
+            nn.init.zeros_(m.bias)
+    return nn.Sequential(*layers)
+
+
+def policy_arrays(actor, net_arch, obs_size: int, n_actions: int, provenance: dict,
+                  rules: dict, teams: int) -> tuple:
+    """(meta, arrays) of the safe format (agents/learned/weights.py) for the actor MLP."""
+    from agents.learned.weights import FORMAT, VERSION, array_names, array_shapes
+    meta = {"format": FORMAT, "version": VERSION,
+            "architecture": {"type": "mlp", "hidden": [int(w) for w in net_arch],
+                             "activation": "tanh", "action_net": "masked"},
+            "observation_size": obs_size, "action_size": n_actions, "arrays": {},
+            "table": {"teams": teams, "team_size": 1}, "rules": rules,
+            "provenance": provenance}
+    meta["arrays"] = {k: list(v) for k, v in array_shapes(meta).items()}
+    linears = [m for m in actor if hasattr(m, "weight")]
+    tensors = [t for m in linears for t in (m.weight, m.bias)]
+    names = array_names(len(net_arch))      # hidden0_weight, ..., action_weight, action_bias
+    arrays = {n: t.detach().cpu().numpy().astype("<f4") for n, t in zip(names, tensors)}
+    return meta, arrays
+
+
+def train(args: Args, log=print, on_rollout=None) -> Path:
+    """One run (module docstring); returns the path of the saved final.npz.
+    on_rollout(step, actions, masks): called after every rollout with its actions [n_steps,
+    num_envs] and masks [n_steps, num_envs, n_actions] (tests check every action was legal)."""
+    import torch
+    from torch import nn
+
+    from agents.learned.weights import save_weights
+    from .league import make_env
+
+    cfg = args.train_config()                      # TrainConfig's checks on every shared field
+    torch.set_num_threads(args.torch_threads)
+    torch.manual_seed(args.seed)
+    rng = np.random.default_rng(args.seed)
+
+    # ---- env: what `nertz train` trains on
+    env = make_env(cfg, monitor=False)
+    base = env.venv                                 # the NertzVecEnv (its action_masks)
+    E, S = args.num_envs, args.n_steps
+    obs_size = int(np.prod(env.observation_space.shape))
+    n_actions = int(env.action_space.n)
+
+    # ---- agent: SB3's MlpPolicy shapes, actor and critic apart
+    sizes = [obs_size, *args.net_arch]
+    actor = _mlp(nn, sizes, n_actions, 0.01)
+    critic = _mlp(nn, sizes, 1, 1.0)
+    params = list(actor.parameters()) + list(critic.parameters())
+    optim = torch.optim.Adam(params, lr=args.learning_rate, eps=1e-5)
+
+    def masked_logp(o, m):
+        """log-probabilities with illegal moves at -1e8 before normalising (MaskableCategorical)."""
+        return torch.log_softmax(actor(o).masked_fill(~m, -1e8), dim=1)
+
+    # ---- rollout storage
+    obs_buf = torch.zeros((S, E, obs_size))
+    mask_buf = torch.zeros((S, E, n_actions), dtype=torch.bool)
+    act_buf = torch.zeros((S, E), dtype=torch.int64)
+    logp_buf = torch.zeros((S, E))
+    rew_buf = torch.zeros((S, E))
+    done_buf = torch.zeros((S, E))
+    val_buf = torch.zeros((S, E))
+
+    rollout = S * E
+    n_updates = -(-args.timesteps // rollout)
+    next_obs = torch.from_numpy(np.asarray(env.reset(), np.float32))
+    next_done = torch.zeros(E)
+    step, t0 = 0, time.perf_counter()
+    ep_returns, ep_ret = [], np.zeros(E)
+    pg_loss = v_loss = entropy = torch.tensor(0.0)
+    t_rollout = t_update = 0.0
+    for update in range(n_updates):
+        # ---- collect a rollout
+        t1 = time.perf_counter()
+        for t in range(S):
+            mask = torch.from_numpy(np.asarray(base.action_masks(), bool))
+            obs_buf[t], mask_buf[t], done_buf[t] = next_obs, mask, next_done
+            with torch.no_grad():
+                logp = masked_logp(next_obs, mask)
+                gumbel = -torch.log(-torch.log(torch.rand_like(logp).clamp_(1e-20, 1.0)))
+                action = (logp + gumbel).masked_fill(~mask, -float("inf")).argmax(dim=1)
+                val_buf[t] = critic(next_obs).squeeze(1)
+            act_buf[t] = action
+            logp_buf[t] = logp.gather(1, action[:, None]).squeeze(1)
+            o, r, d, infos = env.step(action.numpy())
+            r = np.asarray(r, np.float32)
+            ep_ret += r
+            for e in np.flatnonzero(d):
+                ep_returns.append(ep_ret[e])
+                ep_ret[e] = 0.0
+                if infos[e].get("TimeLimit.truncated"):      # a cut hand: bootstrap (as SB3)
+                    term = torch.from_numpy(np.asarray(infos[e]["terminal_observation"],
+                                                       np.float32))[None]
+                    with torch.no_grad():
+                        r[e] += args.gamma * float(critic(term)[0, 0])
+            rew_buf[t] = torch.from_numpy(r)
+            next_obs = torch.from_numpy(np.asarray(o, np.float32))
+            next_done = torch.from_numpy(np.asarray(d, np.float32))
+        step += rollout
+        t2 = time.perf_counter()
+        t_rollout += t2 - t1
+        if on_rollout is not None:
+            on_rollout(step, act_buf.numpy().copy(), mask_buf.numpy().copy())
+
+        # ---- GAE
+        with torch.no_grad():
+            next_value = critic(next_obs).squeeze(1)
+            adv = torch.zeros((S, E))
+            last = torch.zeros(E)
+            for t in reversed(range(S)):
+                nonterminal = 1.0 - (next_done if t == S - 1 else done_buf[t + 1])
+                nv = next_value if t == S - 1 else val_buf[t + 1]
+                delta = rew_buf[t] + args.gamma * nv * nonterminal - val_buf[t]
+                last = delta + args.gamma * args.gae_lambda * nonterminal * last
+                adv[t] = last
+            ret = adv + val_buf
+
+        # ---- PPO update
+        b_obs, b_mask = obs_buf.reshape(rollout, obs_size), mask_buf.reshape(rollout, n_actions)
+        b_act, b_logp = act_buf.reshape(-1), logp_buf.reshape(-1)
+        b_adv, b_ret = adv.reshape(-1), ret.reshape(-1)
+        for _ in range(args.n_epochs):
+            order = torch.from_numpy(rng.permutation(rollout))
+            for i in range(0, rollout, args.batch_size):
+                mb = order[i:i + args.batch_size]
+                logp_all = masked_logp(b_obs[mb], b_mask[mb])
+                new_logp = logp_all.gather(1, b_act[mb][:, None]).squeeze(1)
+                a = b_adv[mb]
+                if len(mb) > 1:
+                    a = (a - a.mean()) / (a.std() + 1e-8)
+                ratio = torch.exp(new_logp - b_logp[mb])
+                pg_loss = -torch.min(a * ratio, a * ratio.clamp(1 - args.clip_range,
+                                                                1 + args.clip_range)).mean()
+                v_loss = ((critic(b_obs[mb]).squeeze(1) - b_ret[mb]) ** 2).mean()
+                probs = logp_all.exp()
+                entropy = -(probs * logp_all).sum(dim=1).mean()
+                loss = pg_loss + args.vf_coef * v_loss - args.ent_coef * entropy
+                optim.zero_grad()
+                loss.backward()
+                nn.utils.clip_grad_norm_(params, args.max_grad_norm)
+                optim.step()
+        pg_loss, v_loss, entropy = pg_loss.detach(), v_loss.detach(), entropy.detach()
+        t_update += time.perf_counter() - t2
+        last_update = update == n_updates - 1
+        if last_update or (args.log_every and step // args.log_every
+                           != (step - rollout) // args.log_every):
+            dt = time.perf_counter() - t0
+            recent = np.mean(ep_returns[-100:]) if ep_returns else float("nan")
+            log(f"step {step:,}: {step / max(dt, 1e-9):,.0f} env-steps/s, hands {len(ep_returns)}, "
+                f"mean return (last 100) {recent:+.2f}, policy loss {pg_loss.item():+.4f}, "
+                f"value loss {v_loss.item():.4f}, entropy {entropy.item():.3f}; "
+                f"{t_rollout:.1f} s in rollouts, {t_update:.1f} s in updates")
+
+    # ---- save the actor in the safe format
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    rules = dataclasses.asdict(cfg.rules())
+    provenance = {"algorithm": "lean_ppo", "num_timesteps": int(step), "seed": int(args.seed),
+                  "opponents": [str(o) for o in args.opponents], "reward": args.reward}
+    meta, arrays = policy_arrays(actor, args.net_arch, obs_size, n_actions, provenance,
+                                 rules, args.teams)
+    npz, _ = save_weights(out / "final.npz", meta, arrays)
+    env.close()
+    return npz

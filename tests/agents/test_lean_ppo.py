@@ -1,0 +1,85 @@
+"""The lean PPO (agents/training/lean_ppo.py): a tiny run completes and trains, never takes an
+illegal move, is the same for the same seed, and saves a model make_agent plays. Speeds are
+measured in benchmarks/train_throughput.py, never asserted here."""
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+pytest.importorskip("stable_baselines3")
+
+from agents.learned.weights import load_weights  # noqa: E402
+from agents.registry import make_agent  # noqa: E402
+from agents.training.lean_ppo import Args, _mlp, train  # noqa: E402
+
+TINY = {"num_envs": 8, "max_ticks": 150, "net_arch": [32, 32], "n_steps": 16,
+        "batch_size": 64, "n_epochs": 2, "timesteps": 256}
+
+
+def tiny(tmp_path, name="run", **kw) -> Args:
+    return Args(**{"out": str(tmp_path / name), **TINY, **kw})
+
+
+@pytest.fixture(scope="module")
+def run(tmp_path_factory):
+    """One tiny run: its saved npz, its log lines, and every rollout's (actions, masks)."""
+    tmp = tmp_path_factory.mktemp("lean")
+    old = torch.get_num_threads()
+    lines, rollouts = [], []
+    npz = train(tiny(tmp), log=lines.append,
+                on_rollout=lambda step, a, m: rollouts.append((step, a, m)))
+    torch.set_num_threads(old)
+    return npz, lines, rollouts
+
+
+def test_a_tiny_run_completes_and_saves_the_safe_format(run):
+    npz, lines, rollouts = run
+    assert npz.is_file() and npz.with_suffix(".json").is_file()
+    assert [s for s, _, _ in rollouts] == [128, 256]     # 2 rollouts of 16 steps x 8 tables
+    assert lines and lines[-1].startswith("step 256:")
+    meta, _ = load_weights(npz)
+    assert meta["architecture"] == {"type": "mlp", "hidden": [32, 32], "activation": "tanh",
+                                    "action_net": "masked"}
+    assert meta["provenance"]["algorithm"] == "lean_ppo"
+
+
+def test_the_policy_changes(run):
+    """The saved actor is not the one the seed initialised (the updates moved it)."""
+    npz, _, _ = run
+    meta, arrays = load_weights(npz)
+    torch.manual_seed(0)                       # train's seed, then the actor is built first
+    init = _mlp(torch.nn, [meta["observation_size"], 32, 32], meta["action_size"], 0.01)
+    init_w = [m.weight.detach().numpy() for m in init if hasattr(m, "weight")]
+    assert init_w[0].shape == arrays["hidden0_weight"].shape
+    moved = [float(np.abs(w - arrays[n]).max())
+             for w, n in zip(init_w, ("hidden0_weight", "hidden1_weight", "action_weight"))]
+    assert min(moved) > 1e-4, moved
+
+
+def test_every_action_taken_was_legal(run):
+    _, _, rollouts = run
+    for _, actions, masks in rollouts:
+        assert masks.any(axis=2).all()
+        taken = np.take_along_axis(masks, actions[..., None], axis=2)[..., 0]
+        assert taken.all(), f"{(~taken).sum()} illegal actions taken"
+
+
+def test_same_seed_same_weights(run, tmp_path):
+    npz, _, _ = run
+    _, a = load_weights(npz)
+    _, b = load_weights(train(tiny(tmp_path, "again"), log=lambda s: None))
+    _, c = load_weights(train(tiny(tmp_path, "other", seed=1), log=lambda s: None))
+    assert all(np.array_equal(a[k], b[k]) for k in a)
+    assert not all(np.array_equal(a[k], c[k]) for k in a)
+
+
+def test_the_saved_model_loads_through_make_agent_and_plays(run):
+    from nertz_env.envs.vector import NertzVecEnv
+    npz, _, _ = run
+    agent = make_agent(f"ppo:{npz}")
+    env = NertzVecEnv(num_envs=4, seed=3, max_ticks=150)
+    obs = env.reset()
+    for _ in range(20):
+        masks = env.action_masks()
+        act = np.asarray(agent.act_batch(obs, masks))
+        assert masks[np.arange(4), act].all()
+        obs, _, _, _ = env.step(act)
