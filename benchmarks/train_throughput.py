@@ -40,14 +40,15 @@ def main(argv=None) -> int:
     import torch
     from agents.training.config import BEST_HEURISTIC, TrainConfig
     from agents.training.evaluation import evaluate_policy_zip
-    from agents.training.lean_ppo import Args, train
+    from agents.training.lean_ppo import lean_config, train
     from agents.training.league import make_env
     from agents.training.run import build_model
     torch.set_num_threads(1)
 
     tmp = Path(tempfile.mkdtemp(prefix="train_throughput_"))
-    train(Args(out=str(tmp / "warm"), num_envs=8, n_steps=16, batch_size=64, n_epochs=1,
-               timesteps=128, net_arch=[16]), log=lambda s: None)       # compile / load kernels
+    train(lean_config(out=str(tmp / "warm"), num_envs=8, n_steps=16, batch_size=64,
+                      n_epochs=1, timesteps=128, net_arch=[16]),
+          log=lambda s: None)                                   # compile / load kernels
     load = os.getloadavg()
     rows = {}
     cfg = TrainConfig(out=str(tmp / "sb3"), seed=a.seed, bc_rows=0, progress=False,
@@ -64,7 +65,8 @@ def main(argv=None) -> int:
     if a.only in (None, "lean"):
         lines = []
         t0 = time.perf_counter()
-        npz = train(Args(out=str(tmp / "lean"), seed=a.seed, timesteps=a.steps), log=lines.append)
+        npz = train(lean_config(out=str(tmp / "lean"), seed=a.seed, timesteps=a.steps),
+                    log=lines.append)
         dt = time.perf_counter() - t0
         steps = -(-a.steps // (cfg.n_steps * cfg.num_envs)) * cfg.n_steps * cfg.num_envs
         rows["lean_ppo"] = {"steps": steps, "seconds": dt, "env_steps_per_s": steps / dt,

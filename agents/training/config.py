@@ -57,7 +57,8 @@ class TrainConfig:
     reward: str = "relative"
     """'relative' (own hand points minus the others' mean) or 'score' (own points)"""
     opponents: list = field(default_factory=lambda: [BEST_HEURISTIC])
-    """league entries: core bot specs (every other seat), or per-seat specs joined by '+'"""
+    """league entries: agent specs (every other seat: random, greedy, heuristic:..., learned,
+    ppo:PATH, ...), or per-seat specs joined by '+'"""
     snapshot_every: int = 0
     """steps between frozen snapshots of the learner joining the league (0: none)"""
     max_snapshots: int = 4
@@ -256,7 +257,7 @@ def check_config(c: TrainConfig) -> None:
     except ValueError as err:
         raise ValueError(f"teams / max_ticks: {err}") from None
     if not isinstance(c.opponents, (list, tuple)) or not c.opponents:
-        raise ValueError(f"opponents={c.opponents!r} must be a non-empty list of bot specs")
+        raise ValueError(f"opponents={c.opponents!r} must be a non-empty list of agent specs")
     c.opponents = list(c.opponents)
     for i, entry in enumerate(c.opponents):
         parse_entry(entry, rules.num_seats - 1, where=f"opponents[{i}]")

@@ -1,7 +1,9 @@
 """The league of opponents: what every other seat of a training table plays.
 
-League: `opponents` is a list of entries, each a core bot spec for every other seat or
-per-seat specs joined by '+' ("greedy+heuristic+heuristic" at 4 teams). Every table draws
+League: `opponents` is a list of entries, each an agent spec for every other seat or
+per-seat specs joined by '+' ("greedy+heuristic+heuristic" at 4 teams). Core bots (random,
+greedy, heuristic styles) play inside numba; any other make_agent spec (`learned`,
+`ppo:PATH`, `rllib:...`) plays from outside it, as the snapshots do (below). Every table draws
 an entry when it is dealt a hand, with weights that favour the entries the learner beats
 least: softmax(-paired difference / priority_temperature), mixed with `priority_uniform`
 of uniform (`league_weights`), where the paired differences come from the evaluation's
@@ -12,10 +14,10 @@ Snapshots (`snapshot_every`): every that many steps the learner is saved as
 snapshots/step_N.zip (checkpoints.py `save_snapshot`) and joins the league as an entry
 "snapshot:step_N" (at most `max_snapshots`, the oldest leaves), played at every other seat
 of the tables that draw it by FrozenPolicy exactly as make_agent("ppo:PATH") plays
-(deterministic). Those seats are POLICY_EXTERNAL in the env's bot arrays: per step one numba
-call gathers all their rows (nertz_env/envs/learner_batch.py `external`) and each live
-snapshot runs one forward pass over all of its rows. Evaluations play the learner against
-each snapshot like any entry.
+(deterministic). Those seats, and every seat of a non-core agent, are POLICY_EXTERNAL in the env's bot
+arrays: per step one numba call gathers all their rows (nertz_env/envs/learner_batch.py
+`external`) and each distinct spec runs one act_batch over all of its rows, whatever tables,
+seats and entries they sit at. Evaluations play the learner against each entry alike.
 
 `make_env` builds the training env (NertzVecEnv -> LeagueVecEnv -> VecMonitor). Imports no
 other training module; stable-baselines3 only inside functions (LeagueVecEnv is made on
@@ -28,7 +30,7 @@ from pathlib import Path
 
 import numpy as np
 
-from nertz_env.bot_specs import core_bot
+from nertz_env.bot_specs import CORE_KINDS, core_bot
 from nertz_env.core.policies import POLICY_EXTERNAL
 from nertz_env.core.scoring import relative_points
 from nertz_env.optional import require
@@ -38,49 +40,76 @@ SNAPSHOT = "snapshot:"
 
 @dataclass
 class LeagueEntry:
-    """One opponent of the league: a name and, per other seat, the core bot (kind, knobs);
-    a snapshot (`path` set) holds every other seat with POLICY_EXTERNAL, its moves coming
-    from `policy` (a FrozenPolicy of the saved model, loaded by the league on first use)."""
+    """One opponent of the league: a name and, per other seat, its make_agent spec, the core
+    bot (kind, knobs) and the agent playing it from outside numba (None for a core bot, whose
+    seat the core plays; POLICY_EXTERNAL for the others). A snapshot has `path` set."""
     name: str
     specs: list       # per other seat: a make_agent spec (a snapshot's: "ppo:PATH")
     seats: list       # [(kind, knobs int64 [K])] one per other seat, in seat order
     path: str | None = None
-    policy: object = None
+    agents: list = None   # per other seat: an Agent (its act_batch) or None (a core bot)
+
+    def external(self) -> bool:
+        return any(a is not None for a in self.agents or ())
+
+
+def _outside_agent(spec: str, where: str):
+    """make_agent(spec) for a seat the core cannot play; ValueError naming `where`."""
+    from ..registry import make_agent
+    try:
+        return make_agent(spec)
+    except ValueError as err:
+        raise ValueError(f"{where}: {err}") from None
 
 
 def parse_entry(entry, n_others: int, where: str = "opponent") -> LeagueEntry:
-    """A league entry from a core bot spec (all other seats), specs joined by '+' (one
-    per other seat), or "snapshot:PATH" (a saved model of the learner at every other seat,
+    """A league entry from an agent spec (all other seats), specs joined by '+' (one per
+    other seat), or "snapshot:PATH" (a saved model of the learner at every other seat,
     played deterministically as make_agent("ppo:PATH")); ValueError naming `where`
-    otherwise."""
+    otherwise. A spec the core cannot play is made once (make_agent) and shared by every
+    seat that names it."""
     if isinstance(entry, LeagueEntry):
         return entry
     if not isinstance(entry, str) or not entry.strip():
-        raise ValueError(f"{where}={entry!r} must be a core bot spec such as 'greedy' or "
-                         "'heuristic:style=river-builder', or 'snapshot:PATH' (learner "
-                         "snapshots: a saved model zip)")
+        raise ValueError(f"{where}={entry!r} must be an agent spec such as 'greedy', "
+                         "'heuristic:style=river-builder', 'learned' or 'ppo:PATH', or "
+                         "'snapshot:PATH' (learner snapshots: a saved model)")
+    knobs0 = core_bot("random")[1] * 0
     if entry.strip().startswith(SNAPSHOT):
         path = entry.strip()[len(SNAPSHOT):].strip()
         if not path or not Path(path).is_file() or "," in path:
             raise ValueError(f"{where}={entry!r}: a snapshot is 'snapshot:PATH' with PATH an "
-                             "existing model zip (no commas in the path)")
-        knobs = core_bot("random")[1] * 0
+                             "existing model file (no commas in the path)")
+        agent = _outside_agent(f"ppo:{path}", where)
         return LeagueEntry(f"snapshot:{Path(path).stem}", [f"ppo:{path}"] * n_others,
-                           [(POLICY_EXTERNAL, knobs)] * n_others, path=path)
+                           [(POLICY_EXTERNAL, knobs0)] * n_others, path=path,
+                           agents=[agent] * n_others)
     specs = [s.strip() for s in entry.split("+")]
     if len(specs) == 1:
         specs = specs * n_others
     if len(specs) != n_others:
         raise ValueError(f"{where}={entry!r} names {len(specs)} seats joined by '+'; the table "
                          f"has {n_others} other seats (or give one spec for all)")
-    seats = []
+    seats, agents, made = [], [], {}
     for s in specs:
-        try:
-            kind, knobs, _ = core_bot(s)
-        except ValueError as err:
-            raise ValueError(f"{where}: {err}") from None
-        seats.append((kind, knobs))
-    return LeagueEntry(entry.strip(), specs, seats)
+        if s.partition(":")[0] in CORE_KINDS:
+            try:
+                kind, knobs, _ = core_bot(s)
+            except ValueError as err:
+                raise ValueError(f"{where}: {err}") from None
+            seats.append((kind, knobs))
+            agents.append(None)
+            continue
+        if s not in made:
+            made[s] = _outside_agent(s, where)
+        core = made[s].core_policy()
+        if core is not None:
+            seats.append((int(core[0]), np.asarray(core[1], np.int64)))
+            agents.append(None)
+        else:
+            seats.append((POLICY_EXTERNAL, knobs0))
+            agents.append(made[s])
+    return LeagueEntry(entry.strip(), specs, seats, agents=agents)
 
 
 def league_weights(diffs, temperature: float, uniform: float) -> np.ndarray:
@@ -138,8 +167,6 @@ class _League:
         d = np.full(len(parsed), np.nan) if diffs is None else np.asarray(diffs, float)
         if d.shape != (len(parsed),):
             raise ValueError(f"diffs: one number per entry ({len(parsed)}), got {d.shape}")
-        for en in parsed:
-            _load_snapshot(en)
         self.entries, self.diffs = parsed, d
         self.weights = league_weights(d, self.temperature, self.uniform)
         self.hands = np.zeros(len(parsed), np.int64)
@@ -152,7 +179,6 @@ class _League:
         evaluation yet (NaN: the mean weight); beyond `keep` snapshots the oldest leaves.
         Tables keep their entries; only those that held a dropped one draw anew."""
         new = parse_entry(f"{SNAPSHOT}{path}", len(self.others), where="snapshot")
-        _load_snapshot(new)
         snaps = [i for i, en in enumerate(self.entries) if en.path is not None]
         drop = set(snaps[:max(0, len(snaps) + 1 - int(keep))])
         kept = [i for i in range(len(self.entries)) if i not in drop]
@@ -172,17 +198,29 @@ class _League:
         return [en.path for en in self.entries if en.path is not None]
 
     def _hook(self) -> None:
-        """The env calls _external per step only while the league holds a snapshot."""
-        self.batch.external = self._external if self.snapshot_paths() else None
+        """The env calls _external per step only while an entry has seats played outside
+        numba; `_outside` [entries, other seats] indexes those seats' distinct agents
+        (`_agents`, one per spec), -1 for a core seat."""
+        self._agents, index = [], {}
+        self._outside = np.full((len(self.entries), len(self.others)), -1, np.int64)
+        for i, en in enumerate(self.entries):
+            for k, a in enumerate(en.agents or ()):
+                if a is not None:                  # one agent per spec, across entries too
+                    self._outside[i, k] = index.setdefault(en.specs[k], len(index))
+                    if index[en.specs[k]] == len(self._agents):
+                        self._agents.append(a)
+        self._slot = np.full(self.venv.config.num_seats, -1, np.int64)
+        self._slot[self.others] = np.arange(len(self.others))
+        self.batch.external = self._external if self._agents else None
 
     def _external(self, obs, masks, tables, seats) -> np.ndarray:
-        """The snapshots' moves at all their rows: one act_batch per snapshot over every
-        row of the tables that drew it."""
+        """The outside seats' moves at all their rows: one act_batch per distinct spec over
+        every row it plays, whatever its table, seat and entry."""
         ids = np.zeros(len(tables), np.int64)
-        entry = self.table_entry[tables]
-        for i in np.unique(entry):
-            rows = np.flatnonzero(entry == i)
-            ids[rows] = self.entries[i].policy.act_batch(obs[rows], masks[rows])
+        who = self._outside[self.table_entry[tables], self._slot[seats]]
+        for a in np.unique(who):
+            rows = np.flatnonzero(who == a)
+            ids[rows] = self._agents[a].act_batch(obs[rows], masks[rows])
         return ids
 
     def set_diffs(self, diffs) -> None:
@@ -231,13 +269,6 @@ class _League:
                  "hands": int(h), "mean_relative": float(r / h) if h else None}
                 for en, w, d, h, r in zip(self.entries, self.weights, self.diffs, self.hands,
                                           self.rel_sum)]
-
-
-def _load_snapshot(entry: LeagueEntry) -> None:
-    """A snapshot entry's FrozenPolicy, as make_agent("ppo:PATH") plays it (deterministic)."""
-    if entry.path is not None and entry.policy is None:
-        from ..registry import make_agent
-        entry.policy = make_agent(f"ppo:{entry.path}").policy
 
 
 _LEAGUE_CLASS = []

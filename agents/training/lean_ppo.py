@@ -1,7 +1,7 @@
 """A lean PPO in torch over the batched env, one readable file (CleanRL style).
 
-    from agents.training.lean_ppo import Args, train
-    policy_path = train(Args(out="runs/lean", timesteps=500_000))   # runs/lean/final.npz
+    from agents.training.lean_ppo import lean_config, train
+    policy_path = train(lean_config(out="runs/lean", timesteps=500_000))  # runs/lean/final.npz
     # play it: nertz tournament --agents ppo:runs/lean/final.npz,heuristic:style=river-builder
 
 The same algorithm as `nertz train`'s MaskablePPO (agents/training/run.py), without SB3's
@@ -31,70 +31,35 @@ from __future__ import annotations
 
 import dataclasses
 import time
-from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 
-from .config import BEST_HEURISTIC, TrainConfig
+from .config import TrainConfig
 
 
-@dataclass
-class Args:
-    out: str = "runs/lean_ppo"
-    """run folder: final.npz + final.json (the safe format) are written there"""
-    seed: int = 0
-    """seed of tables, league draws, network initialisation, action draws and minibatches"""
-    timesteps: int = 1_000_000
-    """env steps to train for (rounded up to whole rollouts of n_steps x num_envs)"""
-    num_envs: int = 64
-    """tables played at once (one numba call per step)"""
-    teams: int = 2
-    """teams at the table; the learner holds seat 0"""
-    max_ticks: int | None = None
-    """ticks after which a hand is cut (R26); unset: the rules default"""
-    reward: str = "relative"
-    """the env's reward: "relative" or "score" (as `nertz train`)"""
-    opponents: list = field(default_factory=lambda: [BEST_HEURISTIC])
-    """league entries: core bot specs for every other seat (as `nertz train --opponents`)"""
-    n_steps: int = 128
-    """steps per table per rollout"""
-    batch_size: int = 1024
-    """PPO minibatch size"""
-    n_epochs: int = 4
-    """PPO epochs per update"""
-    learning_rate: float = 3e-4
-    """Adam learning rate (constant, as SB3's default)"""
-    gamma: float = 0.99
-    """discount"""
-    gae_lambda: float = 0.95
-    """GAE lambda"""
-    clip_range: float = 0.2
-    """PPO clip range"""
-    ent_coef: float = 0.01
-    """entropy bonus"""
-    vf_coef: float = 0.5
-    """value loss weight"""
-    max_grad_norm: float = 0.5
-    """gradient norm clip (SB3's default)"""
-    net_arch: list = field(default_factory=lambda: [128, 128])
-    """hidden layer widths of the actor and of the critic (each its own MLP, as SB3's)"""
-    torch_threads: int = 1
-    """torch CPU threads while collecting rollouts (the env runs in the same process)"""
-    log_every: int = 0
-    """print a line every this many env steps (0: only the last line)"""
+# the TrainConfig fields the lean PPO reads; a warm start or snapshots it does not do are refused
+USED = ("out", "seed", "timesteps", "num_envs", "teams", "max_ticks", "reward", "opponents",
+        "n_steps", "batch_size", "n_epochs", "learning_rate", "gamma", "gae_lambda",
+        "clip_range", "ent_coef", "vf_coef", "net_arch", "torch_threads")
+OFF = {"bc_rows": 0, "snapshot_every": 0, "eval_every": 0, "checkpoint_every": 0,
+       "progress": False, "tensorboard": False}
 
-    def train_config(self) -> TrainConfig:
-        """The TrainConfig whose env (league.make_env) this run trains on; its checks apply."""
-        return TrainConfig(out=self.out, seed=self.seed, num_envs=self.num_envs,
-                           teams=self.teams, max_ticks=self.max_ticks, reward=self.reward,
-                           opponents=list(self.opponents), n_steps=self.n_steps,
-                           batch_size=self.batch_size, n_epochs=self.n_epochs,
-                           learning_rate=self.learning_rate, gamma=self.gamma,
-                           gae_lambda=self.gae_lambda, clip_range=self.clip_range,
-                           ent_coef=self.ent_coef, vf_coef=self.vf_coef,
-                           net_arch=list(self.net_arch), bc_rows=0,
-                           torch_threads=self.torch_threads, progress=False, tensorboard=False)
+
+def lean_config(**fields) -> TrainConfig:
+    """A TrainConfig for the lean PPO: `nertz train`'s defaults for every field it reads
+    (USED), with the parts it does not do switched off (OFF); TrainConfig's checks apply."""
+    return TrainConfig(**{**OFF, **fields})
+
+
+def check_lean(cfg: TrainConfig) -> None:
+    """ValueError naming a field that asks for a learning the lean PPO does not do (a warm
+    start, snapshots); evaluations, checkpoints and bars it just does not report."""
+    for name in ("bc_rows", "snapshot_every"):
+        off = OFF[name]
+        if getattr(cfg, name) != off:
+            raise ValueError(f"{name}={getattr(cfg, name)!r}: the lean PPO does not do that "
+                             f"(give {name}={off!r}, or train with `nertz train`)")
 
 
 def _mlp(nn, sizes, out, out_gain):
@@ -127,8 +92,11 @@ def policy_arrays(actor, net_arch, obs_size: int, n_actions: int, provenance: di
     return meta, arrays
 
 
-def train(args: Args, log=print, on_rollout=None) -> Path:
-    """One run (module docstring); returns the path of the saved final.npz.
+def train(args: TrainConfig, log=print, on_rollout=None, max_grad_norm: float = 0.5,
+          log_every: int = 0) -> Path:
+    """One run of a TrainConfig (module docstring; its USED fields); returns the path of the
+    saved final.npz. max_grad_norm: the gradient norm clip (SB3's default); log_every: a
+    line every this many env steps (0: only the last line).
     on_rollout(step, actions, masks): called after every rollout with its actions [n_steps,
     num_envs] and masks [n_steps, num_envs, n_actions] (tests check every action was legal)."""
     import torch
@@ -137,7 +105,8 @@ def train(args: Args, log=print, on_rollout=None) -> Path:
     from agents.learned.weights import save_weights
     from .league import make_env
 
-    cfg = args.train_config()                      # TrainConfig's checks on every shared field
+    check_lean(args)
+    cfg = args
     torch.set_num_threads(args.torch_threads)
     torch.manual_seed(args.seed)
     rng = np.random.default_rng(args.seed)
@@ -245,13 +214,13 @@ def train(args: Args, log=print, on_rollout=None) -> Path:
                 loss = pg_loss + args.vf_coef * v_loss - args.ent_coef * entropy
                 optim.zero_grad()
                 loss.backward()
-                nn.utils.clip_grad_norm_(params, args.max_grad_norm)
+                nn.utils.clip_grad_norm_(params, max_grad_norm)
                 optim.step()
         pg_loss, v_loss, entropy = pg_loss.detach(), v_loss.detach(), entropy.detach()
         t_update += time.perf_counter() - t2
         last_update = update == n_updates - 1
-        if last_update or (args.log_every and step // args.log_every
-                           != (step - rollout) // args.log_every):
+        if last_update or (log_every and step // log_every
+                           != (step - rollout) // log_every):
             dt = time.perf_counter() - t0
             recent = np.mean(ep_returns[-100:]) if ep_returns else float("nan")
             log(f"step {step:,}: {step / max(dt, 1e-9):,.0f} env-steps/s, hands {len(ep_returns)}, "

@@ -9,14 +9,14 @@ pytest.importorskip("stable_baselines3")
 
 from agents.learned.weights import load_weights  # noqa: E402
 from agents.registry import make_agent  # noqa: E402
-from agents.training.lean_ppo import Args, _mlp, train  # noqa: E402
+from agents.training.lean_ppo import _mlp, lean_config, train  # noqa: E402
 
 TINY = {"num_envs": 8, "max_ticks": 150, "net_arch": [32, 32], "n_steps": 16,
         "batch_size": 64, "n_epochs": 2, "timesteps": 256}
 
 
-def tiny(tmp_path, name="run", **kw) -> Args:
-    return Args(**{"out": str(tmp_path / name), **TINY, **kw})
+def tiny(tmp_path, name="run", **kw):
+    return lean_config(**{"out": str(tmp_path / name), **TINY, **kw})
 
 
 @pytest.fixture(scope="module")
@@ -83,3 +83,9 @@ def test_the_saved_model_loads_through_make_agent_and_plays(run):
         act = np.asarray(agent.act_batch(obs, masks))
         assert masks[np.arange(4), act].all()
         obs, _, _, _ = env.step(act)
+
+
+def test_what_the_lean_ppo_does_not_do_is_refused(tmp_path):
+    for field, value in (("bc_rows", 1000), ("snapshot_every", 128)):
+        with pytest.raises(ValueError, match=field):
+            train(tiny(tmp_path, **{field: value}), log=lambda s: None)

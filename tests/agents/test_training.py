@@ -308,7 +308,7 @@ def test_a_short_league_run_beats_the_untrained_policy_against_random_opponents(
 
 # ---------------------------------------------------------------------------- snapshots
 class CountingPolicy:
-    """A snapshot's FrozenPolicy that counts its forward calls and rows."""
+    """An outside seat's agent that counts its act_batch calls and rows."""
 
     def __init__(self, policy):
         self.policy, self.calls, self.rows = policy, 0, 0
@@ -335,7 +335,9 @@ def test_snapshots_are_drawn_per_table_and_play_frozen_policy_ids_in_one_call_pe
     assert [en.name for en in league.entries] == ["random", "snapshot:snap2", "snapshot:snap3"]
     counters = {}
     for i in (1, 2):
-        league.entries[i].policy = counters[i] = CountingPolicy(league.entries[i].policy)
+        counters[i] = CountingPolicy(league.entries[i].agents[0])
+        league.entries[i].agents = [counters[i]] * 2
+    league._hook()
     ref = {i: make_agent(f"ppo:{paths[i]}").policy for i in (1, 2)}   # the tournament's player
     env.reset()
     eng, batch = league.batch.engine, league.batch
@@ -364,6 +366,47 @@ def test_snapshots_are_drawn_per_table_and_play_frozen_policy_ids_in_one_call_pe
     assert drawn == {0, 1, 2} and redrawn
     assert moves > 20                        # the snapshots made real moves, not only Wait
     assert sum(c.rows for c in counters.values()) > 40 * 2
+
+
+def test_any_agent_spec_is_a_league_entry_played_in_one_call_per_step(tmp_path):
+    """`learned` (not a core bot) as an opponent: its seats are POLICY_EXTERNAL, one
+    act_batch per step covers every such row of every table and seat (also beside a core
+    seat of a '+'-joined entry), and the moves played are make_agent("learned")'s."""
+    from agents.registry import make_agent
+    from nertz_env.core.policies import POLICY_EXTERNAL, POLICY_SCORED
+    cfg = tiny(tmp_path, teams=3, num_envs=24, max_ticks=30,
+               opponents=["learned", "learned+greedy", "random"])
+    env = make_env(cfg, monitor=False)
+    league = league_of(env)
+    assert [en.agents[0] is en.agents[-1] for en in league.entries[:1]] == [True]
+    assert league.entries[1].agents[1] is None and league.entries[2].agents == [None, None]
+    (agent,) = league._agents                  # one agent for the spec, over both entries
+    counter = CountingPolicy(agent)
+    for en in league.entries[:2]:
+        en.agents = [counter if a is not None else None for a in en.agents]
+    league._hook()
+    ref = make_agent("learned")
+    env.reset()
+    eng, batch = league.batch.engine, league.batch
+    outside_rows = 0
+    for _ in range(30):
+        ent = league.table_entry.copy()
+        ext = np.stack([ent <= 1, ent == 0], axis=1)          # seats 1, 2 played outside
+        assert np.array_equal(batch.kinds[:, 1:] == POLICY_EXTERNAL, ext)
+        assert (batch.kinds[:, 2][ent == 1] == POLICY_SCORED).all()
+        want = {}
+        for s in (1, 2):
+            t = np.flatnonzero(ext[:, s - 1])
+            if t.size:
+                want[s] = (t, ref.act_batch(eng.observe(s)[:, 0][t], eng.masks[t, s].astype(bool)))
+        before = counter.calls
+        masks = batch.action_masks()
+        env.step(np.array([np.flatnonzero(m)[0] for m in masks]))
+        assert counter.calls - before == int(ext.any())
+        for s, (t, ids) in want.items():
+            assert np.array_equal(batch.engine.actions[t, s], ids), s
+            outside_rows += t.size
+    assert outside_rows > 30 and counter.rows == outside_rows
 
 
 def test_snapshots_join_the_league_and_resume_with_the_checkpoint(tmp_path):
