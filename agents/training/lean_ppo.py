@@ -102,13 +102,11 @@ def train(args: TrainConfig, log=print, on_rollout=None, max_grad_norm: float = 
     import torch
     from torch import nn
 
-    from agents.learned.weights import save_weights
     from .league import make_env
 
     check_lean(args)
     cfg = args
     torch.set_num_threads(args.torch_threads)
-    torch.manual_seed(args.seed)
     rng = np.random.default_rng(args.seed)
 
     # ---- env: what `nertz train` trains on
@@ -119,9 +117,7 @@ def train(args: TrainConfig, log=print, on_rollout=None, max_grad_norm: float = 
     n_actions = int(env.action_space.n)
 
     # ---- agent: SB3's MlpPolicy shapes, actor and critic apart
-    sizes = [obs_size, *args.net_arch]
-    actor = _mlp(nn, sizes, n_actions, 0.01)
-    critic = _mlp(nn, sizes, 1, 1.0)
+    actor, critic = networks(args, obs_size, n_actions)
     params = list(actor.parameters()) + list(critic.parameters())
     optim = torch.optim.Adam(params, lr=args.learning_rate, eps=1e-5)
 
@@ -228,14 +224,37 @@ def train(args: TrainConfig, log=print, on_rollout=None, max_grad_norm: float = 
                 f"value loss {v_loss.item():.4f}, entropy {entropy.item():.3f}; "
                 f"{t_rollout:.1f} s in rollouts, {t_update:.1f} s in updates")
 
-    # ---- save the actor in the safe format
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
-    rules = dataclasses.asdict(cfg.rules())
-    provenance = {"algorithm": "lean_ppo", "num_timesteps": int(step), "seed": int(args.seed),
-                  "opponents": [str(o) for o in args.opponents], "reward": args.reward}
-    meta, arrays = policy_arrays(actor, args.net_arch, obs_size, n_actions, provenance,
-                                 rules, args.teams)
-    npz, _ = save_weights(out / "final.npz", meta, arrays)
     env.close()
-    return npz
+    return save_actor(actor, cfg, Path(args.out) / "final.npz", step)
+
+
+def networks(cfg: TrainConfig, obs_size: int, n_actions: int) -> tuple:
+    """(actor, critic) as a run of `cfg` starts them: torch seeded with cfg.seed, then the
+    actor built first (SB3's MlpPolicy shapes, orthogonal init)."""
+    import torch
+    from torch import nn
+    torch.manual_seed(cfg.seed)
+    sizes = [obs_size, *cfg.net_arch]
+    return _mlp(nn, sizes, n_actions, 0.01), _mlp(nn, sizes, 1, 1.0)
+
+
+def save_actor(actor, cfg: TrainConfig, path, steps: int) -> Path:
+    """The actor in the safe format at path (NAME.npz + NAME.json); returns the .npz."""
+    from agents.learned.weights import save_weights
+    from nertz_env.actions import N_ACTIONS
+    from nertz_env.core.observe import OBS_DIM
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    provenance = {"algorithm": "lean_ppo", "num_timesteps": int(steps), "seed": int(cfg.seed),
+                  "opponents": [str(o) for o in cfg.opponents], "reward": cfg.reward}
+    meta, arrays = policy_arrays(actor, cfg.net_arch, OBS_DIM, N_ACTIONS, provenance,
+                                 dataclasses.asdict(cfg.rules()), cfg.teams)
+    return save_weights(path, meta, arrays)[0]
+
+
+def save_untrained(cfg: TrainConfig, path) -> Path:
+    """The actor a run of `cfg` starts from, saved as `train` saves its last (the baseline
+    that tells what the training added)."""
+    from nertz_env.actions import N_ACTIONS
+    from nertz_env.core.observe import OBS_DIM
+    actor, _ = networks(cfg, OBS_DIM, N_ACTIONS)
+    return save_actor(actor, cfg, path, 0)
