@@ -19,6 +19,8 @@ import sys
 import tempfile
 from pathlib import Path
 
+import numpy as np
+
 
 from agents.arena.tournament import run_tournament
 
@@ -44,29 +46,56 @@ def main(argv=None) -> int:
     ap.add_argument("--batch-tables", type=int, default=2048)
     ap.add_argument("--torch-threads", type=int, default=None,
                     help="torch.set_num_threads before the runs (default: torch's own)")
+    ap.add_argument("--agent", default=None,
+                    help="the learned seat's spec (default: an untrained ppo: model of --net)")
+    ap.add_argument("--instead", default=None, metavar="SPEC",
+                    help="also play the same tournament with this core bot in that seat, "
+                         "interleaved, and report the ratio of hands/s (the issue's measure)")
+    ap.add_argument("--repeats", type=int, default=1, help="runs of each, interleaved")
+    ap.add_argument("--dense", action="store_true",
+                    help="safe-format models without the sparse first layer (NumpyPolicy)")
     args = ap.parse_args(argv)
     if args.torch_threads is not None:
         import torch
         torch.set_num_threads(args.torch_threads)
+    if args.dense:
+        from agents.learned.weights import NumpyPolicy
+        NumpyPolicy.sparse = False
     net = [int(x) for x in args.net.split(",")]
-    with tempfile.TemporaryDirectory() as tmp:
-        path = Path(tmp) / "model.zip"
-        save_model(path, net)
-        agents = [f"ppo:{path}", *BOTS]
-        run_tournament(agents, teams=4, deals=2, seed=1, progress=False)         # compile
-        r = run_tournament(agents, teams=4, deals=args.deals, seed=0, progress=False,
-                           batch_tables=args.batch_tables)
-    rate = r.hands_played / r.elapsed_s
-    ticks = float(r.ticks.sum() / r.hands_played)
     cmd = "python -m benchmarks.learned_tournament " + " ".join(
         argv if argv is not None else sys.argv[1:])
-    print("| path | teams | hands | ticks per hand | seconds | hands/s | command |")
-    print("|---|---|---|---|---|---|---|")
-    print(f"| ppo {net} + {', '.join(BOTS)} | 4 | {r.hands_played:,} | {ticks:,.0f} | "
-          f"{r.elapsed_s:,.1f} | {rate:,.1f} | `{cmd.strip()}` |")
-    print(json.dumps({"teams": 4, "net_arch": net, "deals": args.deals,
-                      "hands": r.hands_played, "elapsed_s": r.elapsed_s, "hands_per_s": rate,
-                      "ticks_per_hand": ticks}))
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp:
+        seat = args.agent
+        if seat is None:
+            path = Path(tmp) / "model.zip"
+            save_model(path, net)
+            seat = f"ppo:{path}"
+        lineups = {"learned": [seat, *BOTS]}
+        if args.instead:
+            lineups["instead"] = [args.instead, *BOTS]
+        for agents in lineups.values():
+            run_tournament(agents, teams=4, deals=2, seed=1, progress=False)     # compile
+        for _ in range(args.repeats):
+            for name, agents in lineups.items():
+                r = run_tournament(agents, teams=4, deals=args.deals, seed=0, progress=False,
+                                   batch_tables=args.batch_tables)
+                rows.append({"lineup": name, "seat": agents[0], "hands": r.hands_played,
+                             "elapsed_s": r.elapsed_s, "hands_per_s": r.hands_played / r.elapsed_s,
+                             "ticks_per_hand": float(r.ticks.sum() / r.hands_played)})
+    print("| seat | others | hands | ticks per hand | seconds | hands/s |")
+    print("|---|---|---|---|---|---|")
+    for r in rows:
+        print(f"| {r['seat'] if r['lineup'] == 'instead' or args.agent else f'ppo {net}'} | "
+              f"{', '.join(BOTS)} | {r['hands']:,} | {r['ticks_per_hand']:,.0f} | "
+              f"{r['elapsed_s']:,.1f} | {r['hands_per_s']:,.1f} |")
+    out = {"teams": 4, "net_arch": net, "deals": args.deals, "runs": rows, "command": cmd}
+    if args.instead:
+        med = {n: float(np.median([r["hands_per_s"] for r in rows if r["lineup"] == n]))
+               for n in lineups}
+        out["ratio"] = med["learned"] / med["instead"]
+        print(f"ratio of medians (learned seat / {args.instead}): {out['ratio']:.2f}  `{cmd}`")
+    print(json.dumps(out))
     return 0
 
 

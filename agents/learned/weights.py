@@ -18,6 +18,14 @@ needs numpy only (docs/models.md).
 numpy: deterministic moves are predict's own (its float32 normalise, mask, normalise,
 softmax and argmax, op for op); deterministic=False samples the masked distribution with a
 seeded numpy generator.
+
+The fast path of a masked net's deterministic moves (`NumpyPolicy.sparse`, on by default):
+the first layer reads only the observation's non-zero entries and the action net computes
+only the legal moves' logits (agents/learned/sparse.py); the legal argmax is predict's
+choice wherever the top two legal logits are more than TIE_GAP apart (normalising and the
+softmax keep the order; float32 rounding moves logits by ~1e-6), and the rows within
+TIE_GAP are played by predict's own ops above. Same moves, a fraction of the arithmetic
+(benchmarks/learned_tournament.py).
 """
 from __future__ import annotations
 
@@ -42,6 +50,7 @@ _KEYS = {"format", "version", "architecture", "observation_size", "action_size",
 _ARCH_KEYS = {"type", "hidden", "activation", "action_net"}
 _TABLE_KEYS = {"teams", "team_size"}
 _ILLEGAL = np.float32(-1e8)            # what MaskableCategorical writes over illegal logits
+TIE_GAP = np.float32(1e-3)             # closer top-two legal logits: predict's own ops decide
 
 
 def weight_files(path) -> tuple:
@@ -192,6 +201,8 @@ def _logsumexp(x):
 class NumpyPolicy:
     """A policy in the safe format, run in numpy (module docstring). act_batch: int64 [n]."""
 
+    sparse = True             # the fast path of deterministic masked moves (module docstring)
+
     def __init__(self, meta: dict, arrays: dict, deterministic: bool = True, seed=None,
                  name: str = "model"):
         self.meta = meta
@@ -204,6 +215,7 @@ class NumpyPolicy:
         self._layers = [(arrays[f"hidden{i}_weight"].T.copy(), arrays[f"hidden{i}_bias"])
                         for i in range(n)]
         self._head = (arrays["action_weight"].T.copy(), arrays["action_bias"])
+        self._head_out = np.ascontiguousarray(arrays["action_weight"])   # [actions, width]
         self._rng = np.random.default_rng(seed)
 
     @classmethod
@@ -229,6 +241,8 @@ class NumpyPolicy:
         return lp
 
     def act_batch(self, observations, action_masks) -> np.ndarray:
+        if self.deterministic and self.masked and self.sparse:
+            return self._legal_argmax(observations, action_masks)
         lp = self.log_probs(observations, action_masks)
         if self.deterministic:                 # predict's mode: argmax of the softmax
             e = np.exp(lp - lp.max(axis=1, keepdims=True))
@@ -237,6 +251,23 @@ class NumpyPolicy:
         if self.masked:
             g = np.where(np.asarray(action_masks, bool), g, -np.inf)
         return g.argmax(axis=1).astype(np.int64)
+
+    def _legal_argmax(self, observations, action_masks) -> np.ndarray:
+        """predict's deterministic moves by the fast path (module docstring)."""
+        from .sparse import first_layer, legal_argmax
+        obs = np.asarray(observations, np.float32)
+        masks = np.asarray(action_masks, bool)
+        (w0, b0), rest = self._layers[0], self._layers[1:]
+        h = self._act(first_layer(obs, w0, b0))
+        for w, b in rest:
+            h = self._act(h @ w + b)
+        best, gap = legal_argmax(h, self._head_out, self._head[1], masks)
+        close = np.flatnonzero(gap < TIE_GAP)
+        if close.size:
+            lp = self.log_probs(obs[close], masks[close])
+            e = np.exp(lp - lp.max(axis=1, keepdims=True))
+            best[close] = (e / e.sum(axis=1, keepdims=True)).argmax(axis=1)
+        return best
 
     def act(self, observation, action_mask) -> int:
         return int(self.act_batch(np.asarray(observation)[None], np.asarray(action_mask)[None])[0])

@@ -62,16 +62,55 @@ def check_lean(cfg: TrainConfig) -> None:
                              f"(give {name}={off!r}, or train with `nertz train`)")
 
 
-def _mlp(nn, sizes, out, out_gain):
+def _mlp(nn, sizes, out, out_gain, first=None):
+    """Linear+Tanh layers of `sizes`, then a Linear to `out`; orthogonal init (SB3's gains).
+    first: the class of the first layer (a Linear subclass: SparseFirstLayer)."""
     layers = []
     for n_in, n_out in zip(sizes, sizes[1:]):
-        layers += [nn.Linear(n_in, n_out), nn.Tanh()]
+        cls = first if first is not None and not layers else nn.Linear
+        layers += [cls(n_in, n_out), nn.Tanh()]
     layers.append(nn.Linear(sizes[-1], out))
     for m in layers:
         if isinstance(m, nn.Linear):
             nn.init.orthogonal_(m.weight, gain=out_gain if m is layers[-1] else np.sqrt(2))
             nn.init.zeros_(m.bias)
     return nn.Sequential(*layers)
+
+
+_SPARSE = []
+
+
+def sparse_first_layer():
+    """SparseFirstLayer: an nn.Linear that, given (idx, val) of agents/learned/sparse.py
+    `sparse_rows` instead of a dense tensor, computes the same product from the non-zero
+    entries only, forward and weight gradient (numba kernels); dense input: nn.Linear's."""
+    if _SPARSE:
+        return _SPARSE[0]
+    import torch
+
+    from agents.learned.sparse import sparse_forward, sparse_weight_grad
+
+    class SparseProduct(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, weight, bias, idx, val):
+            ctx.rows, ctx.d = (idx, val), weight.shape[1]
+            w_in = weight.detach().t().contiguous().numpy()
+            return torch.from_numpy(sparse_forward(idx, val, w_in, bias.detach().numpy()))
+
+        @staticmethod
+        def backward(ctx, grad):
+            g = grad.contiguous()
+            g_in = sparse_weight_grad(*ctx.rows, g.numpy(), ctx.d)
+            return torch.from_numpy(g_in).t(), g.sum(0), None, None
+
+    class SparseFirstLayer(torch.nn.Linear):
+        def forward(self, x):
+            if isinstance(x, tuple):
+                return SparseProduct.apply(self.weight, self.bias, *x)
+            return super().forward(x)
+
+    _SPARSE.append(SparseFirstLayer)
+    return SparseFirstLayer
 
 
 def policy_arrays(actor, net_arch, obs_size: int, n_actions: int, provenance: dict,
@@ -93,14 +132,18 @@ def policy_arrays(actor, net_arch, obs_size: int, n_actions: int, provenance: di
 
 
 def train(args: TrainConfig, log=print, on_rollout=None, max_grad_norm: float = 0.5,
-          log_every: int = 0) -> Path:
+          log_every: int = 0, sparse: bool = True) -> Path:
     """One run of a TrainConfig (module docstring; its USED fields); returns the path of the
     saved final.npz. max_grad_norm: the gradient norm clip (SB3's default); log_every: a
-    line every this many env steps (0: only the last line).
+    line every this many env steps (0: only the last line); sparse: the updates' first layers
+    read only the observations' non-zero entries (agents/learned/sparse.py; the same
+    products up to float32 rounding, measured in benchmarks/train_throughput.py).
     on_rollout(step, actions, masks): called after every rollout with its actions [n_steps,
     num_envs] and masks [n_steps, num_envs, n_actions] (tests check every action was legal)."""
     import torch
     from torch import nn
+
+    from agents.learned.sparse import sparse_rows
 
     from .league import make_env
 
@@ -117,7 +160,7 @@ def train(args: TrainConfig, log=print, on_rollout=None, max_grad_norm: float = 
     n_actions = int(env.action_space.n)
 
     # ---- agent: SB3's MlpPolicy shapes, actor and critic apart
-    actor, critic = networks(args, obs_size, n_actions)
+    actor, critic = networks(args, obs_size, n_actions, sparse)
     params = list(actor.parameters()) + list(critic.parameters())
     optim = torch.optim.Adam(params, lr=args.learning_rate, eps=1e-5)
 
@@ -192,11 +235,14 @@ def train(args: TrainConfig, log=print, on_rollout=None, max_grad_norm: float = 
         b_obs, b_mask = obs_buf.reshape(rollout, obs_size), mask_buf.reshape(rollout, n_actions)
         b_act, b_logp = act_buf.reshape(-1), logp_buf.reshape(-1)
         b_adv, b_ret = adv.reshape(-1), ret.reshape(-1)
+        if sparse:                        # the rollout's rows as column ids and values, once
+            b_idx, b_val = sparse_rows(b_obs.numpy())
         for _ in range(args.n_epochs):
             order = torch.from_numpy(rng.permutation(rollout))
             for i in range(0, rollout, args.batch_size):
                 mb = order[i:i + args.batch_size]
-                logp_all = masked_logp(b_obs[mb], b_mask[mb])
+                x = (b_idx[mb.numpy()], b_val[mb.numpy()]) if sparse else b_obs[mb]
+                logp_all = masked_logp(x, b_mask[mb])
                 new_logp = logp_all.gather(1, b_act[mb][:, None]).squeeze(1)
                 a = b_adv[mb]
                 if len(mb) > 1:
@@ -204,8 +250,9 @@ def train(args: TrainConfig, log=print, on_rollout=None, max_grad_norm: float = 
                 ratio = torch.exp(new_logp - b_logp[mb])
                 pg_loss = -torch.min(a * ratio, a * ratio.clamp(1 - args.clip_range,
                                                                 1 + args.clip_range)).mean()
-                v_loss = ((critic(b_obs[mb]).squeeze(1) - b_ret[mb]) ** 2).mean()
-                probs = logp_all.exp()
+                v_loss = ((critic(x).squeeze(1) - b_ret[mb]) ** 2).mean()
+                # exp of a -1e8 (illegal) log-probability takes a slow path: clamp, then zero
+                probs = logp_all.clamp(min=-80.0).exp().masked_fill(~b_mask[mb], 0.0)
                 entropy = -(probs * logp_all).sum(dim=1).mean()
                 loss = pg_loss + args.vf_coef * v_loss - args.ent_coef * entropy
                 optim.zero_grad()
@@ -228,14 +275,16 @@ def train(args: TrainConfig, log=print, on_rollout=None, max_grad_norm: float = 
     return save_actor(actor, cfg, Path(args.out) / "final.npz", step)
 
 
-def networks(cfg: TrainConfig, obs_size: int, n_actions: int) -> tuple:
+def networks(cfg: TrainConfig, obs_size: int, n_actions: int, sparse: bool = True) -> tuple:
     """(actor, critic) as a run of `cfg` starts them: torch seeded with cfg.seed, then the
-    actor built first (SB3's MlpPolicy shapes, orthogonal init)."""
+    actor built first (SB3's MlpPolicy shapes, orthogonal init); sparse: first layers that
+    also take sparse rows (the same initial weights either way)."""
     import torch
     from torch import nn
     torch.manual_seed(cfg.seed)
     sizes = [obs_size, *cfg.net_arch]
-    return _mlp(nn, sizes, n_actions, 0.01), _mlp(nn, sizes, 1, 1.0)
+    first = sparse_first_layer() if sparse else None
+    return _mlp(nn, sizes, n_actions, 0.01, first), _mlp(nn, sizes, 1, 1.0, first)
 
 
 def save_actor(actor, cfg: TrainConfig, path, steps: int) -> Path:

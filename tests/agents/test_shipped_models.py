@@ -173,6 +173,11 @@ def play(spec, teams):
 
 for teams in (2, 4):              # numba's cache is pickles: load the kernels first
     play(FirstLegal(), teams)
+from agents.learned import sparse  # the forward pass's kernels too (no model file read)
+z = np.zeros((1, 4), np.float32)
+sparse.first_layer(z, np.zeros((4, 2), np.float32), np.zeros(2, np.float32))
+sparse.legal_argmax(np.zeros((1, 2), np.float32), np.zeros((3, 2), np.float32),
+                    np.zeros(3, np.float32), np.ones((1, 3), bool))
 
 
 def refuse(*a, **k):
