@@ -12,6 +12,7 @@ from ..training.checkpoints import resume_config
 from ..training.config import (
     DEVICES,
     FIXED_ON_RESUME,
+    LEARNERS,
     NEEDS,
     REWARDS,
     TrainConfig,
@@ -22,8 +23,9 @@ from ..training.run import train
 
 BOOLEANS = ("tensorboard", "progress", "bc_value")       # --x / --no-x
 LISTS = ("opponents", "net_arch")                         # comma-separated on the command line
-CHOICES = {"reward": REWARDS, "device": DEVICES}
-METAVARS = {"out": "DIR", "resume": "CHECKPOINT.zip", "teacher": "SPEC", "eval_against": "SPEC"}
+CHOICES = {"reward": REWARDS, "device": DEVICES, "learner": LEARNERS}
+METAVARS = {"out": "DIR", "resume": "CHECKPOINT.zip", "teacher": "SPEC", "eval_against": "SPEC",
+            "formats": "PRESET", "init": "MODEL"}
 DESCRIPTION = """\
 Train a MaskablePPO agent on the batched vector env: imitation of a heuristic (the warm
 start, --bc-rows), then PPO against a league of shipped bots, with duplicate-deal
@@ -45,6 +47,7 @@ examples:
   nertz train --out runs/t2 --resume runs/t2/checkpoints/step_507904.zip --timesteps 4000000
   tensorboard --logdir runs/t2/tb
   nertz tournament --agents ppo:runs/t2/final.zip,heuristic:style=river-builder --teams 2
+  nertz train --learner lean --bc-rows 0 --formats rulebook --init MODEL.zip --out runs/g1
 
 checkpoints are named by the step they were taken at (the first rollout boundary past
 every --checkpoint-every steps): list runs/t2/checkpoints/ to find them."""
@@ -62,6 +65,10 @@ def default_text(name: str, d) -> str:
         return f"the rules default, {RulesConfig.max_ticks}"
     if name == "resume":
         return "none, a fresh run"
+    if name == "formats":
+        return "none, one table"
+    if name == "init":
+        return "none, a fresh network"
     return str(d)
 
 
@@ -130,7 +137,12 @@ def cmd_train(args) -> int:
     """`nertz train`: print the options changed from their defaults, run it."""
     cfg = config_from_args(args)
     print(changed_line(cfg), flush=True)
-    train(cfg, log=lambda s: print(s, flush=True))
+    say = lambda s: print(s, flush=True)  # noqa: E731
+    if cfg.learner == "lean":
+        from ..training.lean_ppo import train_run
+        train_run(cfg, log=say)
+    else:
+        train(cfg, log=say)
     return 0
 
 

@@ -33,6 +33,7 @@ from .league import parse_entry
 BEST_HEURISTIC = "heuristic:style=river-builder"   # beats every other shipped style head to head
 TOURNAMENT_RULES = RulesConfig()                  # what `nertz tournament` plays by default
 REWARDS = ("relative", "score")
+LEARNERS = ("sb3", "lean")
 DEVICES = ("cpu", "cuda", "auto")
 # fields a resumed run may not change: they shape the network, the rollout or the game
 FIXED_ON_RESUME = ("teams", "max_ticks", "num_envs", "n_steps", "net_arch", "reward")
@@ -56,6 +57,17 @@ class TrainConfig:
     """ticks after which a hand is cut (R26); unset: the rules default, which tournaments play"""
     reward: str = "relative"
     """'relative' (own hand points minus the others' mean) or 'score' (own points)"""
+    learner: str = "sb3"
+    """'sb3': SB3's MaskablePPO with everything below (warm start, evaluations, checkpoints,
+    snapshots); 'lean': the lean PPO in torch (lean_ppo.py; faster, with formats and init,
+    without warm start, evaluations or snapshots: give --bc-rows 0)"""
+    formats: list = field(default_factory=list)
+    """table formats to train over, the tables dealt out evenly (formats.py): a list of dicts
+    of RulesConfig fields (and 'seat', the learner's), or a preset's name ('rulebook'); empty:
+    the one table of teams and max_ticks. The lean PPO only"""
+    init: str | None = None
+    """a model to start the policy from: an SB3 zip (actor and critic, read without
+    unpickling) or a safe-format .npz (the actor); the lean PPO only"""
     opponents: list = field(default_factory=lambda: [BEST_HEURISTIC])
     """league entries: agent specs (every other seat: random, greedy, heuristic:..., learned,
     ppo:PATH, ...), or per-seat specs joined by '+'"""
@@ -200,6 +212,26 @@ def _is_real(x) -> bool:
     return isinstance(x, numbers.Real) and not isinstance(x, bool) and math.isfinite(x)
 
 
+def _check_formats(c: TrainConfig) -> set:
+    """formats checked (each a table, at least one table each); the seat counts they have."""
+    from .formats import format_rules, resolve
+    if not isinstance(c.formats, (list, tuple, str)):
+        raise ValueError(f"formats={c.formats!r} must be a list of formats or a preset's name")
+    fmts = resolve(c.formats)
+    if not fmts:
+        raise ValueError("formats: an empty preset")
+    if c.teams != 2:
+        raise ValueError(f"teams={c.teams} and formats: the formats set the tables; leave "
+                         "teams at its default (2) or give no formats")
+    if c.num_envs < len(fmts):
+        raise ValueError(f"num_envs={c.num_envs} must be >= the number of formats "
+                         f"({len(fmts)}): every format needs a table")
+    if not isinstance(c.formats, str):
+        c.formats = [dict(f) for f in c.formats]
+    return {format_rules(f, c.max_ticks, where=f"formats[{i}]")[0].num_seats
+            for i, f in enumerate(fmts)}
+
+
 def check_config(c: TrainConfig) -> None:
     """ValueError naming the first bad field and what it allows; nothing else is done."""
     ints = {"seed": 0, "timesteps": 1, "num_envs": 1, "teams": 2, "bc_rows": 0, "bc_epochs": 1,
@@ -234,10 +266,22 @@ def check_config(c: TrainConfig) -> None:
             raise ValueError(f"{name}={v!r} must be a finite number {rng}")
     if c.reward not in REWARDS:
         raise ValueError(f"reward={c.reward!r} must be one of {', '.join(REWARDS)}")
+    if c.learner not in LEARNERS:
+        raise ValueError(f"learner={c.learner!r} must be one of {', '.join(LEARNERS)}")
+    if c.learner == "sb3" and (c.formats or c.init):
+        raise ValueError(f"{'formats' if c.formats else 'init'}: the lean PPO only (learner="
+                         "'lean', nertz train --learner lean)")
+    if c.learner == "lean":
+        for name in ("bc_rows", "snapshot_every", "resume"):
+            if getattr(c, name):
+                raise ValueError(f"{name}={getattr(c, name)!r}: the lean PPO does not do that "
+                                 f"(give {name}=0 / leave it out, or learner='sb3')")
     if c.device not in DEVICES:
         raise ValueError(f"device={c.device!r} must be one of {', '.join(DEVICES)}")
     if not isinstance(c.out, str) or not c.out.strip():
         raise ValueError(f"out={c.out!r} must be a non-empty path")
+    if c.init is not None and (not isinstance(c.init, str) or not c.init.strip()):
+        raise ValueError(f"init={c.init!r} must be None or the path of a saved model")
     if c.resume is not None and (not isinstance(c.resume, str) or not c.resume.strip()):
         raise ValueError(f"resume={c.resume!r} must be None or the path of a checkpoint zip")
     arch = c.net_arch
@@ -259,8 +303,12 @@ def check_config(c: TrainConfig) -> None:
     if not isinstance(c.opponents, (list, tuple)) or not c.opponents:
         raise ValueError(f"opponents={c.opponents!r} must be a non-empty list of agent specs")
     c.opponents = list(c.opponents)
-    for i, entry in enumerate(c.opponents):
-        parse_entry(entry, rules.num_seats - 1, where=f"opponents[{i}]")
+    seats = {rules.num_seats}
+    if c.formats:
+        seats = _check_formats(c)
+    for n in sorted(seats):
+        for i, entry in enumerate(c.opponents):
+            parse_entry(entry, n - 1, where=f"opponents[{i}]")
     try:
         kind, _, _ = core_bot(c.teacher)
     except ValueError as err:

@@ -290,14 +290,17 @@ def __getattr__(name):
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-def make_env(cfg, seed: int | None = None, monitor: bool = True):
-    """The training env of a TrainConfig: NertzVecEnv + LeagueVecEnv (+ VecMonitor)."""
+def make_env(cfg, seed: int | None = None, monitor: bool = True, rules=None,
+             num_envs: int | None = None, learner_seat: int = 0):
+    """The training env of a TrainConfig: NertzVecEnv + LeagueVecEnv (+ VecMonitor); rules,
+    num_envs and learner_seat: another table than the config's (formats.py: one per format)."""
     vec_env = require("stable_baselines3.common.vec_env", "train", "the training env")
 
     from nertz_env.envs.vector import NertzVecEnv
     seed = cfg.seed if seed is None else seed
-    rules = cfg.rules()
-    base = NertzVecEnv(num_envs=cfg.num_envs, config=rules, seed=seed, reward=cfg.reward)
+    rules = cfg.rules() if rules is None else rules
+    base = NertzVecEnv(num_envs=cfg.num_envs if num_envs is None else num_envs, config=rules,
+                       seed=seed, reward=cfg.reward, learner_seat=learner_seat)
     env = league_class()(base, cfg.opponents, seed=seed, temperature=cfg.priority_temperature,
                        uniform=cfg.priority_uniform)
     return vec_env.VecMonitor(env) if monitor else env

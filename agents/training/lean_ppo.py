@@ -40,10 +40,11 @@ from .config import TrainConfig
 
 # the TrainConfig fields the lean PPO reads; a warm start or snapshots it does not do are refused
 USED = ("out", "seed", "timesteps", "num_envs", "teams", "max_ticks", "reward", "opponents",
-        "n_steps", "batch_size", "n_epochs", "learning_rate", "gamma", "gae_lambda",
-        "clip_range", "ent_coef", "vf_coef", "net_arch", "torch_threads")
-OFF = {"bc_rows": 0, "snapshot_every": 0, "eval_every": 0, "checkpoint_every": 0,
-       "progress": False, "tensorboard": False}
+        "formats", "init", "n_steps", "batch_size", "n_epochs", "learning_rate", "gamma",
+        "gae_lambda", "clip_range", "ent_coef", "vf_coef", "net_arch", "torch_threads",
+        "checkpoint_every")
+OFF = {"learner": "lean", "bc_rows": 0, "snapshot_every": 0, "eval_every": 0,
+       "checkpoint_every": 0, "progress": False, "tensorboard": False}  # checkpoints: step_N.npz
 
 
 def lean_config(**fields) -> TrainConfig:
@@ -53,13 +54,11 @@ def lean_config(**fields) -> TrainConfig:
 
 
 def check_lean(cfg: TrainConfig) -> None:
-    """ValueError naming a field that asks for a learning the lean PPO does not do (a warm
-    start, snapshots); evaluations, checkpoints and bars it just does not report."""
-    for name in ("bc_rows", "snapshot_every"):
-        off = OFF[name]
-        if getattr(cfg, name) != off:
-            raise ValueError(f"{name}={getattr(cfg, name)!r}: the lean PPO does not do that "
-                             f"(give {name}={off!r}, or train with `nertz train`)")
+    """ValueError unless the config is the lean PPO's (learner='lean': config.py then refuses a
+    warm start, snapshots and resume, which it does not do)."""
+    if cfg.learner != "lean":
+        raise ValueError(f"learner={cfg.learner!r}: the lean PPO trains learner='lean' configs "
+                         "(lean_config makes one)")
 
 
 def _mlp(nn, sizes, out, out_gain, first=None):
@@ -121,7 +120,7 @@ def policy_arrays(actor, net_arch, obs_size: int, n_actions: int, provenance: di
             "architecture": {"type": "mlp", "hidden": [int(w) for w in net_arch],
                              "activation": "tanh", "action_net": "masked"},
             "observation_size": obs_size, "action_size": n_actions, "arrays": {},
-            "table": {"teams": teams, "team_size": 1}, "rules": rules,
+            "table": None if teams is None else {"teams": teams, "team_size": 1}, "rules": rules,
             "provenance": provenance}
     meta["arrays"] = {k: list(v) for k, v in array_shapes(meta).items()}
     linears = [m for m in actor if hasattr(m, "weight")]
@@ -152,15 +151,24 @@ def train(args: TrainConfig, log=print, on_rollout=None, max_grad_norm: float = 
     torch.set_num_threads(args.torch_threads)
     rng = np.random.default_rng(args.seed)
 
-    # ---- env: what `nertz train` trains on
-    env = make_env(cfg, monitor=False)
-    base = env.venv                                 # the NertzVecEnv (its action_masks)
+    # ---- env: what `nertz train` trains on (one league env per format with formats)
+    if cfg.formats:
+        from .formats import make_formats_env
+        env = make_formats_env(cfg)
+        base = env
+    else:
+        env = make_env(cfg, monitor=False)
+        base = env.venv                             # the NertzVecEnv (its action_masks)
     E, S = args.num_envs, args.n_steps
     obs_size = int(np.prod(env.observation_space.shape))
     n_actions = int(env.action_space.n)
 
-    # ---- agent: SB3's MlpPolicy shapes, actor and critic apart
+    # ---- agent: SB3's MlpPolicy shapes, actor and critic apart (from cfg.init if given)
     actor, critic = networks(args, obs_size, n_actions, sparse)
+    if cfg.init:
+        log(start_from(actor, critic, cfg.init))
+    checkpoints = Path(args.out) / "checkpoints"
+    next_checkpoint = args.checkpoint_every or None
     params = list(actor.parameters()) + list(critic.parameters())
     optim = torch.optim.Adam(params, lr=args.learning_rate, eps=1e-5)
 
@@ -185,6 +193,12 @@ def train(args: TrainConfig, log=print, on_rollout=None, max_grad_norm: float = 
     ep_returns, ep_ret = [], np.zeros(E)
     pg_loss = v_loss = entropy = torch.tensor(0.0)
     t_rollout = t_update = 0.0
+    bar = None
+    if args.progress:
+        from .run import LogAboveBar, progress_bar
+        bar = progress_bar(0, n_updates * rollout)
+        log = LogAboveBar(log)
+        log.bar = bar
     for update in range(n_updates):
         # ---- collect a rollout
         t1 = time.perf_counter()
@@ -261,6 +275,11 @@ def train(args: TrainConfig, log=print, on_rollout=None, max_grad_norm: float = 
                 optim.step()
         pg_loss, v_loss, entropy = pg_loss.detach(), v_loss.detach(), entropy.detach()
         t_update += time.perf_counter() - t2
+        if next_checkpoint is not None and step >= next_checkpoint:
+            save_actor(actor, cfg, checkpoints / f"step_{step}.npz", step)
+            next_checkpoint = (step // args.checkpoint_every + 1) * args.checkpoint_every
+        if bar is not None:
+            bar.update(rollout)
         last_update = update == n_updates - 1
         if last_update or (log_every and step // log_every
                            != (step - rollout) // log_every):
@@ -271,6 +290,9 @@ def train(args: TrainConfig, log=print, on_rollout=None, max_grad_norm: float = 
                 f"value loss {v_loss.item():.4f}, entropy {entropy.item():.3f}; "
                 f"{t_rollout:.1f} s in rollouts, {t_update:.1f} s in updates")
 
+    if bar is not None:
+        bar.close()
+        log.bar = None
     env.close()
     return save_actor(actor, cfg, Path(args.out) / "final.npz", step)
 
@@ -288,16 +310,57 @@ def networks(cfg: TrainConfig, obs_size: int, n_actions: int, sparse: bool = Tru
 
 
 def save_actor(actor, cfg: TrainConfig, path, steps: int) -> Path:
-    """The actor in the safe format at path (NAME.npz + NAME.json); returns the .npz."""
+    """The actor in the safe format at path (NAME.npz + NAME.json); returns the .npz. With
+    formats its table and rules are null (it plays every table) and the formats are listed
+    in its provenance."""
     from agents.learned.weights import save_weights
     from nertz_env.actions import N_ACTIONS
     from nertz_env.core.observe import OBS_DIM
     Path(path).parent.mkdir(parents=True, exist_ok=True)
     provenance = {"algorithm": "lean_ppo", "num_timesteps": int(steps), "seed": int(cfg.seed),
-                  "opponents": [str(o) for o in cfg.opponents], "reward": cfg.reward}
+                  "opponents": [str(o) for o in cfg.opponents], "reward": cfg.reward,
+                  "init": str(cfg.init or "")}
+    if cfg.formats:
+        from .formats import describe, resolve
+        provenance["formats"] = [describe(f) for f in resolve(cfg.formats)]
     meta, arrays = policy_arrays(actor, cfg.net_arch, OBS_DIM, N_ACTIONS, provenance,
-                                 dataclasses.asdict(cfg.rules()), cfg.teams)
+                                 None if cfg.formats else dataclasses.asdict(cfg.rules()),
+                                 None if cfg.formats else cfg.teams)
     return save_weights(path, meta, arrays)[0]
+
+
+def start_from(actor, critic, path) -> str:
+    """Copy a saved model's weights into the fresh actor (and critic): an SB3 zip (read
+    without unpickling: agents/learned/sb3_zip.py) gives both, a safe-format .npz the actor
+    (the critic stays fresh). ValueError naming the file when its shapes differ. Returns
+    the line to log."""
+    import torch
+    from agents.learned.weights import is_weights, load_weights
+    linears = [[m for m in net if hasattr(m, "weight")] for net in (actor, critic)]
+    if is_weights(path):
+        _, arrays = load_weights(path)
+        n = len(linears[0]) - 1
+        src = [[(arrays[f"hidden{i}_weight"], arrays[f"hidden{i}_bias"]) for i in range(n)]
+               + [(arrays["action_weight"], arrays["action_bias"])]]
+        what = "the actor (the critic starts fresh)"
+    else:
+        from agents.learned.sb3_zip import load_sb3
+        pol = load_sb3(path).policy
+        pair = lambda m: (m.weight.detach().numpy(), m.bias.detach().numpy())  # noqa: E731
+        src = [[pair(m) for m in pol.mlp_extractor.policy_net if hasattr(m, "weight")]
+               + [pair(pol.action_net)],
+               [pair(m) for m in pol.mlp_extractor.value_net if hasattr(m, "weight")]
+               + [pair(pol.value_net)]]
+        what = "the actor and the critic"
+    for mods, arrs in zip(linears, src):
+        if [tuple(m.weight.shape) for m in mods] != [w.shape for w, _ in arrs]:
+            raise ValueError(f"init={str(path)!r}: its layers {[w.shape for w, _ in arrs]} do "
+                             f"not fit net_arch {[tuple(m.weight.shape) for m in mods]}")
+        with torch.no_grad():
+            for m, (w, b) in zip(mods, arrs):
+                m.weight.copy_(torch.from_numpy(np.asarray(w, np.float32)))
+                m.bias.copy_(torch.from_numpy(np.asarray(b, np.float32)))
+    return f"init: {what} from {path}"
 
 
 def save_untrained(cfg: TrainConfig, path) -> Path:
@@ -307,3 +370,37 @@ def save_untrained(cfg: TrainConfig, path) -> Path:
     from nertz_env.core.observe import OBS_DIM
     actor, _ = networks(cfg, OBS_DIM, N_ACTIONS)
     return save_actor(actor, cfg, path, 0)
+
+
+def train_run(cfg: TrainConfig, log=print) -> Path:
+    """`nertz train --learner lean`: a run folder (refused when it holds another run) with
+    config.json, checkpoints/step_N.npz (every checkpoint_every steps) and final.npz +
+    final.json; a line every tenth of the run. Returns final.npz's path."""
+    import shlex
+
+    from nertz_env.files import write_json
+    run = Path(cfg.out)
+    if (run / "config.json").exists():
+        raise ValueError(f"out={cfg.out!r} already holds a run (config.json): give another "
+                         "folder")
+    try:
+        run.mkdir(parents=True, exist_ok=True)
+    except OSError as err:
+        raise ValueError(f"out={cfg.out!r}: cannot create that folder ({err.strerror or err})") \
+            from None
+    write_json(run / "config.json", {"config": cfg.to_dict()})
+    rollout = cfg.n_steps * cfg.num_envs
+    if cfg.formats:
+        from .formats import describe, resolve, tables_per_format
+        fmts = resolve(cfg.formats)
+        log(f"formats: {len(fmts)} table formats (tables each), "
+            + "; ".join(f"{describe(f)} ({n})" for f, n in
+                        zip(fmts, tables_per_format(cfg.num_envs, len(fmts)))))
+    t0 = time.perf_counter()
+    npz = train(cfg, log=log, log_every=max(rollout, cfg.timesteps // 10))
+    log(f"trained in {time.perf_counter() - t0:,.0f} s; run folder {run}: final.npz (the "
+        "model, the safe format)" + (", checkpoints/step_N.npz" if cfg.checkpoint_every else "")
+        + "; play it: nertz tournament --agents "
+        + shlex.quote(f"ppo:{npz},{cfg.eval_against}")
+        + ("" if cfg.formats else f" --teams {cfg.teams}"))
+    return npz

@@ -109,6 +109,9 @@ def train(cfg: TrainConfig, log=print, callbacks=()):
     torch = require("torch", "train", "training")
     CallbackList = require("stable_baselines3.common.callbacks", "train", "training").CallbackList
 
+    if cfg.learner != "sb3":
+        raise ValueError(f"learner={cfg.learner!r}: this is SB3's run; the lean PPO is "
+                         "agents/training/lean_ppo.py train_run")
     os.environ.setdefault("OMP_NUM_THREADS", str(cfg.torch_threads))
     torch.set_num_threads(cfg.torch_threads)
     run = Path(cfg.out)

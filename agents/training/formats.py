@@ -1,0 +1,184 @@
+"""Table formats to train over: one learner for every table of the rulebook.
+
+A format is a dict of RulesConfig fields (docs/rules.md) plus an optional "seat" (the
+learner's seat, default 0), e.g. {"num_teams": 3, "team_sizes": [2, 2, 2], "seat": 1}. A
+training run with `formats` (TrainConfig.formats: a list of such dicts, or the name of a
+preset in PRESETS) deals its num_envs tables out over the formats, as evenly as they go
+(format i gets num_envs // n tables, the first num_envs % n formats one more), each format
+its own NertzVecEnv + league (league.py make_env, the run's opponents at every other seat)
+seeded by SeedSequence([seed, format index]); `FormatsVecEnv` steps them all as one
+vector env. The observation is fixed-size for 2-8 teams and says the table's format
+(nertz_env/core/observe.py), so one network reads them all.
+
+PRESETS["rulebook"] covers the rulebook's tables: 2 to 8 solo teams; two-player teams at 2
+and 3 teams, the learner in either seat of its team (R4's roles alternate by hand); River 5
+at 2 and 4 teams; mixed speeds (seats alternate periods 1 and 2) and uneven ones (one seat at
+period 1 among period-2 seats, the learner in it or not) at 2 and 4 teams (R21); stacking
+(R16) and the flow rules (R18, R19) off at 2 and 4 teams.
+
+Imports nertz_env and league.py; stable-baselines3 only inside functions (FormatsVecEnv
+subclasses its VecEnv, made on first use).
+"""
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+
+from nertz_env.config import RulesConfig
+
+RULE_FIELDS = tuple(f.name for f in dataclasses.fields(RulesConfig) if f.init)
+
+
+def _rulebook() -> list:
+    out = [{"num_teams": t} for t in range(2, 9)]
+    out += [{"num_teams": 2, "team_sizes": [2, 2], "seat": s} for s in (0, 1)]
+    out += [{"num_teams": 3, "team_sizes": [2, 2, 2], "seat": s} for s in (0, 1)]
+    out += [{"num_teams": t, "river_size": 5} for t in (2, 4)]
+    for t in (2, 4):
+        out.append({"num_teams": t, "speeds": [1 + s % 2 for s in range(t)]})    # mixed
+        out.append({"num_teams": t, "speeds": [2 - s % 2 for s in range(t)]})    # mixed, 2 first
+        if t > 2:                          # at 2 teams uneven is mixed: one fast, one slow
+            out.append({"num_teams": t, "speeds": [1] + [2] * (t - 1)})           # uneven, fast
+            out.append({"num_teams": t, "speeds": [2] * (t - 1) + [1]})           # uneven, slow
+    out += [{"num_teams": t, "stacking": False} for t in (2, 4)]
+    out += [{"num_teams": t, "flow_rules": False} for t in (2, 4)]
+    return out
+
+
+PRESETS = {"rulebook": _rulebook()}
+
+
+def resolve(formats) -> list:
+    """The list of format dicts of TrainConfig.formats (a preset's name, or the list)."""
+    if isinstance(formats, str):
+        if formats not in PRESETS:
+            raise ValueError(f"formats={formats!r} must be a list of formats or a preset: "
+                             f"{', '.join(PRESETS)}")
+        return [dict(f) for f in PRESETS[formats]]
+    return [dict(f) for f in formats]
+
+
+def format_rules(fmt: dict, max_ticks=None, where: str = "formats") -> tuple:
+    """(RulesConfig, learner seat) of one format; ValueError naming `where` and the key."""
+    if not isinstance(fmt, dict) or not fmt:
+        raise ValueError(f"{where}={fmt!r} must be a dict of RulesConfig fields (and 'seat')")
+    kw = {k: v for k, v in fmt.items() if k != "seat"}
+    for k in kw:
+        if k not in RULE_FIELDS:
+            raise ValueError(f"{where}: {k!r} is not a RulesConfig field; fields: "
+                             f"{', '.join(RULE_FIELDS)} (and 'seat', the learner's)")
+    for k in ("team_sizes", "speeds"):
+        if isinstance(kw.get(k), list):
+            kw[k] = tuple(kw[k])
+    if max_ticks is not None and "max_ticks" not in kw:
+        kw["max_ticks"] = max_ticks
+    try:
+        rules = RulesConfig(**kw)
+    except (TypeError, ValueError) as err:
+        raise ValueError(f"{where}: {err}") from None
+    seat = fmt.get("seat", 0)
+    if isinstance(seat, bool) or not isinstance(seat, int) or not 0 <= seat < rules.num_seats:
+        raise ValueError(f"{where}: seat={seat!r} must be a seat of that table, 0.."
+                         f"{rules.num_seats - 1}")
+    return rules, seat
+
+
+def describe(fmt: dict) -> str:
+    """A format in a few words (logs, model cards)."""
+    parts = [f"{fmt.get('num_teams', 2)} teams"]
+    parts += [f"{k}={'+'.join(map(str, v)) if isinstance(v, (list, tuple)) else v}"
+              for k, v in fmt.items() if k != "num_teams"]
+    return ", ".join(parts)
+
+
+def tables_per_format(num_envs: int, n: int) -> list:
+    return [num_envs // n + (1 if i < num_envs % n else 0) for i in range(n)]
+
+
+class _Formats:
+    """FormatsVecEnv's methods: the formats' vector envs stepped as one (module docstring).
+    Rows are the formats' tables in order; every sub-env has the same spaces."""
+
+    def __init__(self, envs, names):
+        self.envs, self.names = list(envs), list(names)
+        first = self.envs[0]
+        super().__init__(sum(e.num_envs for e in self.envs), first.observation_space,
+                         first.action_space)
+        self.bounds = np.cumsum([0] + [e.num_envs for e in self.envs])
+        self._actions = None
+
+    def reset(self):
+        return np.concatenate([e.reset() for e in self.envs])
+
+    def step_async(self, actions):
+        self._actions = np.asarray(actions)
+
+    def step_wait(self):
+        obs, rew, done, infos = [], [], [], []
+        for i, e in enumerate(self.envs):
+            o, r, d, inf = e.step(self._actions[self.bounds[i]:self.bounds[i + 1]])
+            for x in inf:
+                x["format"] = self.names[i]
+            obs.append(o)
+            rew.append(r)
+            done.append(d)
+            infos += list(inf)
+        return np.concatenate(obs), np.concatenate(rew), np.concatenate(done), infos
+
+    def action_masks(self):
+        return np.concatenate([_base(e).action_masks() for e in self.envs])
+
+    def close(self):
+        for e in self.envs:
+            e.close()
+
+    def env_is_wrapped(self, wrapper_class, indices=None):
+        return [False] * self.num_envs
+
+    def get_attr(self, attr_name, indices=None):
+        if attr_name == "render_mode":            # SB3's VecEnv asks at construction
+            return [None] * self.num_envs
+        raise AttributeError(f"FormatsVecEnv does not forward {attr_name!r}")
+
+    def set_attr(self, attr_name, value, indices=None):
+        raise AttributeError(f"FormatsVecEnv does not forward {attr_name!r}")
+
+    def env_method(self, method_name, *args, indices=None, **kwargs):
+        raise AttributeError(f"FormatsVecEnv does not forward {method_name!r}")
+
+    def seed(self, seed=None):
+        return [None] * self.num_envs
+
+
+def _base(env):
+    """The NertzVecEnv under a league (its action_masks)."""
+    while not hasattr(env, "batch") or not hasattr(env, "action_masks"):
+        env = env.venv
+    return env
+
+
+_CLASS = []
+
+
+def formats_class():
+    if not _CLASS:
+        from nertz_env.optional import require
+        vec_env = require("stable_baselines3.common.vec_env", "train", "training formats")
+        _CLASS.append(type("FormatsVecEnv", (_Formats, vec_env.VecEnv),
+                           {"__doc__": _Formats.__doc__, "__module__": __name__}))
+    return _CLASS[0]
+
+
+def make_formats_env(cfg):
+    """The training env of a TrainConfig with formats: one league env per format (league.py
+    make_env, learner at the format's seat), stepped as one FormatsVecEnv."""
+    from .league import make_env
+    fmts = resolve(cfg.formats)
+    envs = []
+    for i, (fmt, n) in enumerate(zip(fmts, tables_per_format(cfg.num_envs, len(fmts)))):
+        rules, seat = format_rules(fmt, cfg.max_ticks, where=f"formats[{i}]")
+        seed = int(np.random.SeedSequence([cfg.seed, i]).generate_state(1)[0])
+        envs.append(make_env(cfg, seed=seed, monitor=False, rules=rules, num_envs=n,
+                             learner_seat=seat))
+    return formats_class()(envs, [describe(f) for f in fmts])
