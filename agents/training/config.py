@@ -68,6 +68,11 @@ class TrainConfig:
     init: str | None = None
     """a model to start the policy from: an SB3 zip (actor and critic, read without
     unpickling) or a safe-format .npz (the actor); the lean PPO only"""
+    shift_cost: float = 0.0
+    """points taken from the learner's reward per River shift it makes (the lean PPO only): a
+    shift counts as a card move for the idle rule (R27), so a learner that shifts back and
+    forth keeps a stuck table from its burns until max_ticks; a small cost breaks the tie
+    between such a shift and a flip or a wait"""
     opponents: list = field(default_factory=lambda: [BEST_HEURISTIC])
     """league entries: agent specs (every other seat: random, greedy, heuristic:..., learned,
     ppo:PATH, ...), or per-seat specs joined by '+'"""
@@ -251,7 +256,8 @@ def check_config(c: TrainConfig) -> None:
     reals = {"priority_temperature": (0.0, None), "priority_uniform": (0.0, 1.0),
              "bc_learning_rate": (0.0, None), "bc_holdout": (0.0, 1.0),
              "learning_rate": (0.0, None), "gamma": (0.0, 1.0), "gae_lambda": (0.0, 1.0),
-             "clip_range": (0.0, None), "ent_coef": (0.0, None), "vf_coef": (0.0, None)}
+             "clip_range": (0.0, None), "ent_coef": (0.0, None), "vf_coef": (0.0, None),
+             "shift_cost": (0.0, None)}
     for name, (lo, hi) in reals.items():
         v = getattr(c, name)
         strict_lo = name in ("priority_temperature", "bc_learning_rate", "learning_rate",
@@ -268,9 +274,10 @@ def check_config(c: TrainConfig) -> None:
         raise ValueError(f"reward={c.reward!r} must be one of {', '.join(REWARDS)}")
     if c.learner not in LEARNERS:
         raise ValueError(f"learner={c.learner!r} must be one of {', '.join(LEARNERS)}")
-    if c.learner == "sb3" and (c.formats or c.init):
-        raise ValueError(f"{'formats' if c.formats else 'init'}: the lean PPO only (learner="
-                         "'lean', nertz train --learner lean)")
+    lean_only = [n for n in ("formats", "init", "shift_cost") if getattr(c, n)]
+    if c.learner == "sb3" and lean_only:
+        raise ValueError(f"{lean_only[0]}: the lean PPO only (learner='lean', nertz train "
+                         "--learner lean)")
     if c.learner == "lean":
         for name in ("bc_rows", "snapshot_every", "resume"):
             if getattr(c, name):

@@ -42,7 +42,7 @@ from .config import TrainConfig
 USED = ("out", "seed", "timesteps", "num_envs", "teams", "max_ticks", "reward", "opponents",
         "formats", "init", "n_steps", "batch_size", "n_epochs", "learning_rate", "gamma",
         "gae_lambda", "clip_range", "ent_coef", "vf_coef", "net_arch", "torch_threads",
-        "checkpoint_every")
+        "checkpoint_every", "shift_cost")
 OFF = {"learner": "lean", "bc_rows": 0, "snapshot_every": 0, "eval_every": 0,
        "checkpoint_every": 0, "progress": False, "tensorboard": False}  # checkpoints: step_N.npz
 
@@ -137,8 +137,9 @@ def train(args: TrainConfig, log=print, on_rollout=None, max_grad_norm: float = 
     line every this many env steps (0: only the last line); sparse: the updates' first layers
     read only the observations' non-zero entries (agents/learned/sparse.py; the same
     products up to float32 rounding, measured in benchmarks/train_throughput.py).
-    on_rollout(step, actions, masks): called after every rollout with its actions [n_steps,
-    num_envs] and masks [n_steps, num_envs, n_actions] (tests check every action was legal)."""
+    on_rollout(step, actions, masks, rewards): called after every rollout with its actions
+    [n_steps, num_envs], masks [n_steps, num_envs, n_actions] and rewards [n_steps, num_envs]
+    (shift_cost and a cut hand's bootstrap included; tests check every action was legal)."""
     import torch
     from torch import nn
 
@@ -167,6 +168,9 @@ def train(args: TrainConfig, log=print, on_rollout=None, max_grad_norm: float = 
     actor, critic = networks(args, obs_size, n_actions, sparse)
     if cfg.init:
         log(start_from(actor, critic, cfg.init))
+    from nertz_env.actions import SHIFT0, SHIFT_PAIRS
+    is_shift = np.zeros(n_actions, np.float32)
+    is_shift[SHIFT0:SHIFT0 + SHIFT_PAIRS * 13] = 1.0
     checkpoints = Path(args.out) / "checkpoints"
     next_checkpoint = args.checkpoint_every or None
     params = list(actor.parameters()) + list(critic.parameters())
@@ -214,6 +218,8 @@ def train(args: TrainConfig, log=print, on_rollout=None, max_grad_norm: float = 
             logp_buf[t] = logp.gather(1, action[:, None]).squeeze(1)
             o, r, d, infos = env.step(action.numpy())
             r = np.asarray(r, np.float32)
+            if cfg.shift_cost:                     # the reward shaping of TrainConfig.shift_cost
+                r = r - np.float32(cfg.shift_cost) * is_shift[action.numpy()]
             ep_ret += r
             for e in np.flatnonzero(d):
                 ep_returns.append(ep_ret[e])
@@ -230,7 +236,8 @@ def train(args: TrainConfig, log=print, on_rollout=None, max_grad_norm: float = 
         t2 = time.perf_counter()
         t_rollout += t2 - t1
         if on_rollout is not None:
-            on_rollout(step, act_buf.numpy().copy(), mask_buf.numpy().copy())
+            on_rollout(step, act_buf.numpy().copy(), mask_buf.numpy().copy(),
+                       rew_buf.numpy().copy())
 
         # ---- GAE
         with torch.no_grad():

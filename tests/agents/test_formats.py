@@ -89,6 +89,10 @@ def test_bad_combinations_are_refused():
         TrainConfig(formats="rulebook", bc_rows=0)
     with pytest.raises(ValueError, match="lean PPO only"):
         TrainConfig(init=f"{MODELS}/learned_2teams.npz", bc_rows=0)
+    with pytest.raises(ValueError, match="shift_cost: the lean PPO only"):
+        TrainConfig(shift_cost=0.1, bc_rows=0)
+    with pytest.raises(ValueError, match="shift_cost"):
+        lean_config(shift_cost=-1.0)
     with pytest.raises(ValueError, match="bc_rows"):
         TrainConfig(learner="lean")                       # the warm start is SB3's
     with pytest.raises(ValueError, match="teams=3 and formats"):

@@ -26,7 +26,7 @@ def run(tmp_path_factory):
     old = torch.get_num_threads()
     lines, rollouts = [], []
     npz = train(tiny(tmp), log=lines.append,
-                on_rollout=lambda step, a, m: rollouts.append((step, a, m)))
+                on_rollout=lambda step, a, m, r: rollouts.append((step, a, m)))
     torch.set_num_threads(old)
     return npz, lines, rollouts
 
@@ -89,3 +89,21 @@ def test_what_the_lean_ppo_does_not_do_is_refused(tmp_path):
     for field, value in (("bc_rows", 1000), ("snapshot_every", 128)):
         with pytest.raises(ValueError, match=field):
             train(tiny(tmp_path, **{field: value}), log=lambda s: None)
+
+
+def test_shift_cost_is_taken_from_the_learners_reward_per_river_shift(tmp_path):
+    """Same seed, same first rollout (the actions do not depend on the rewards): the
+    rewards differ by exactly shift_cost at every River shift the learner made."""
+    from nertz_env.actions import KINDS
+    from nertz_env.core.codec import decode as codec_decode
+    got = {}
+    for cost in (0.0, 0.5):
+        rollouts = []
+        train(tiny(tmp_path, f"c{cost}", shift_cost=cost, timesteps=128),
+              log=lambda s: None, on_rollout=lambda st, a, m, r: rollouts.append((a, r)))
+        got[cost] = rollouts[0]
+    (a0, r0), (a1, r1) = got[0.0], got[0.5]
+    assert np.array_equal(a0, a1)
+    shift = np.vectorize(lambda x: KINDS[codec_decode(int(x))[0]] == "shift")(a0)
+    assert shift.any()
+    np.testing.assert_allclose(r0 - r1, 0.5 * shift, atol=1e-6)
