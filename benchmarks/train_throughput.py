@@ -1,6 +1,6 @@
 """Training throughput, end to end: SB3 MaskablePPO (`nertz train`'s defaults) against the lean
-PPO (agents/training/lean_ppo.py), same env, same opponents, same reward, same network, in one
-run.
+PPO (agents/training/lean_ppo.py), with a dense first layer and with the sparse one (the
+default), same env, same opponents, same reward, same network, in one run.
 
     python -m benchmarks.train_throughput                   # about 3 minutes, evaluations included
     python -m benchmarks.train_throughput --steps 65536 --eval-deals 0   # a smoke run
@@ -62,15 +62,17 @@ def main(argv=None) -> int:
         rows["sb3_maskable_ppo"] = {"steps": int(model.num_timesteps), "seconds": dt,
                                     "env_steps_per_s": model.num_timesteps / dt,
                                     "policy": str(tmp / "sb3.zip")}
-    if a.only in (None, "lean"):
+    for name, sparse in (("lean_ppo_dense", False), ("lean_ppo", True)):
+        if a.only not in (None, "lean"):
+            continue
         lines = []
         t0 = time.perf_counter()
-        npz = train(lean_config(out=str(tmp / "lean"), seed=a.seed, timesteps=a.steps),
-                    log=lines.append)
+        npz = train(lean_config(out=str(tmp / name), seed=a.seed, timesteps=a.steps),
+                    log=lines.append, sparse=sparse)
         dt = time.perf_counter() - t0
         steps = -(-a.steps // (cfg.n_steps * cfg.num_envs)) * cfg.n_steps * cfg.num_envs
-        rows["lean_ppo"] = {"steps": steps, "seconds": dt, "env_steps_per_s": steps / dt,
-                            "policy": str(npz), "last_line": lines[-1] if lines else ""}
+        rows[name] = {"steps": steps, "seconds": dt, "env_steps_per_s": steps / dt,
+                      "policy": str(npz), "last_line": lines[-1] if lines else ""}
     for name, r in rows.items():
         if a.eval_deals:
             ev = evaluate_policy_zip(r["policy"], BEST_HEURISTIC, cfg.rules(), a.eval_deals,
@@ -83,8 +85,11 @@ def main(argv=None) -> int:
             line += (f"; vs river-builder {e['diff']:+.2f} [{e['ci_low']:+.2f}, "
                      f"{e['ci_high']:+.2f}] points per hand ({e['deals']} deals)")
         print(line, flush=True)
-    if len(rows) == 2:
-        print(f"lean / sb3: {rows['lean_ppo']['env_steps_per_s'] / rows['sb3_maskable_ppo']['env_steps_per_s']:.2f}x")
+    if "sb3_maskable_ppo" in rows:
+        for name in ("lean_ppo_dense", "lean_ppo"):
+            if name in rows:
+                ratio = rows[name]["env_steps_per_s"] / rows["sb3_maskable_ppo"]["env_steps_per_s"]
+                print(f"{name} / sb3: {ratio:.2f}x")
     print(json.dumps({"load_avg_before": load, "cpus": os.cpu_count(), **rows}))
     return 0
 
