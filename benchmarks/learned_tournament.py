@@ -53,7 +53,9 @@ def main(argv=None) -> int:
                          "interleaved, and report the ratio of hands/s (the issue's measure)")
     ap.add_argument("--repeats", type=int, default=1, help="runs of each, interleaved")
     ap.add_argument("--dense", action="store_true",
-                    help="safe-format models without the sparse first layer (NumpyPolicy)")
+                    help="safe-format models without the fast path (NumpyPolicy.sparse off)")
+    ap.add_argument("--dense-too", action="store_true",
+                    help="also the learned lineup with the fast path off, interleaved")
     args = ap.parse_args(argv)
     if args.torch_threads is not None:
         import torch
@@ -72,12 +74,16 @@ def main(argv=None) -> int:
             save_model(path, net)
             seat = f"ppo:{path}"
         lineups = {"learned": [seat, *BOTS]}
+        if args.dense_too:
+            lineups["learned, dense"] = [seat, *BOTS]
         if args.instead:
             lineups["instead"] = [args.instead, *BOTS]
         for agents in lineups.values():
             run_tournament(agents, teams=4, deals=2, seed=1, progress=False)     # compile
         for _ in range(args.repeats):
             for name, agents in lineups.items():
+                from agents.learned.weights import NumpyPolicy
+                NumpyPolicy.sparse = not (args.dense or name == "learned, dense")
                 r = run_tournament(agents, teams=4, deals=args.deals, seed=0, progress=False,
                                    batch_tables=args.batch_tables)
                 rows.append({"lineup": name, "seat": agents[0], "hands": r.hands_played,
@@ -86,7 +92,8 @@ def main(argv=None) -> int:
     print("| seat | others | hands | ticks per hand | seconds | hands/s |")
     print("|---|---|---|---|---|---|")
     for r in rows:
-        print(f"| {r['seat'] if r['lineup'] == 'instead' or args.agent else f'ppo {net}'} | "
+        seat = r["seat"] if r["lineup"] == "instead" or args.agent else f"ppo {net}"
+        print(f"| {seat}{' (dense)' if r['lineup'] == 'learned, dense' else ''} | "
               f"{', '.join(BOTS)} | {r['hands']:,} | {r['ticks_per_hand']:,.0f} | "
               f"{r['elapsed_s']:,.1f} | {r['hands_per_s']:,.1f} |")
     out = {"teams": 4, "net_arch": net, "deals": args.deals, "runs": rows, "command": cmd}
@@ -95,6 +102,9 @@ def main(argv=None) -> int:
                for n in lineups}
         out["ratio"] = med["learned"] / med["instead"]
         print(f"ratio of medians (learned seat / {args.instead}): {out['ratio']:.2f}  `{cmd}`")
+        if args.dense_too:
+            out["ratio_dense"] = med["learned, dense"] / med["instead"]
+            print(f"the same with the fast path off: {out['ratio_dense']:.2f}")
     print(json.dumps(out))
     return 0
 
