@@ -193,7 +193,11 @@ def test_learned_tournament_benchmark_runs(capsys):
 
     from benchmarks import learned_tournament
 
-    assert learned_tournament.main(["--deals", "2", "--net", "8,8"]) == 0
+    assert learned_tournament.main(["--deals", "2", "--net", "8,8", "--instead", "greedy"]) == 0
     out = capsys.readouterr().out.strip().splitlines()
-    assert out[2].startswith("| ppo [8, 8] + heuristic") and "--deals 2 --net 8,8" in out[2]
-    assert json.loads(out[-1])["hands"] == 24
+    assert out[2].startswith("| ppo [8, 8] | heuristic") and out[3].startswith("| greedy | ")
+    last = json.loads(out[-1])
+    assert "--deals 2 --net 8,8" in last["command"] and out[4].startswith("ratio of medians")
+    assert [r["hands"] for r in last["runs"]] == [24, 24]
+    speed = {r["lineup"]: r["hands_per_s"] for r in last["runs"]}
+    assert last["ratio"] == speed["learned"] / speed["instead"]
