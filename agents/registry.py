@@ -11,6 +11,8 @@
     ppo:PATH,deterministic=false,device=cpu  its options, after the path
     ppo:PATH,trust=yes                       SB3's own load, pickles and all (a custom policy):
                                              it runs code stored in the file
+    ppo:PATH,constraint=useful-shifts        its moves under a constraint (agents/constraints.py;
+                                             constraint=none plays a constrained model free)
     learned                                  the shipped model for the table it sits at
                                              (agents/learned/models/, numpy only)
     learned:teams=4                          the shipped 4-team model, at any table
@@ -22,7 +24,8 @@ Grammar: KIND[:OPTIONS]. For heuristic, OPTIONS is KEY=VALUE pairs separated by 
 (style=S and the knobs of docs/heuristics.md, nertz_env/bot_specs.py STYLES). For ppo, OPTIONS is
 the model's path (SB3 also tries PATH.zip), then optionally ",KEY=VALUE" pairs:
 deterministic=true|false (default true), device=cpu|cuda|cuda:N|auto (default cpu; SB3 zips
-only) and trust=yes|no (default no; SB3 zips only); the path itself may not contain a comma.
+only), trust=yes|no (default no; SB3 zips only) and constraint=NAME|none (default: the one
+the model's file names, if any); the path itself may not contain a comma.
 
 Model files are code's way in: an SB3 zip holds pickled objects that SB3's load would run, an
 RLlib checkpoint is unpickled by RLlib itself. `ppo:` reads SB3 zips without unpickling
@@ -54,7 +57,7 @@ from .specs import checked_options, path_options, split_specs
 KINDS = (*CORE_KINDS, "ppo", "learned", "rllib")
 MODELS_DIR = Path(__file__).resolve().parent / "learned" / "models"    # the shipped models (docs/models.md)
 LEARNED_OPTIONS = ("teams", "deterministic", "device")
-PPO_OPTIONS = ("deterministic", "device", "trust")
+PPO_OPTIONS = ("deterministic", "device", "trust", "constraint")
 _TRUST = {"yes": True, "true": True, "no": False, "false": False}
 _DEVICE = re.compile(r"cpu|auto|cuda(:\d+)?")
 _TRAILING_OPTION = re.compile(r"^(.+?):([A-Za-z_]\w*=.*)$")     # ppo:m.zip:deterministic=true
@@ -77,7 +80,8 @@ def _ppo_agent(spec: str, rest: str, seed=None):
                          f"ppo:{trailing.group(1)},{trailing.group(2)}")
     from .learned.ppo import PPOAgent
     try:
-        agent = PPOAgent(path, deterministic=det, device=device, trust=_TRUST[trust], seed=seed)
+        agent = PPOAgent(path, deterministic=det, device=device, trust=_TRUST[trust], seed=seed,
+                         constraint=opts.get("constraint"))
     except ValueError as err:
         raise ValueError(f"agent {spec!r}: {err}") from err.__cause__
     if opts_text.strip():

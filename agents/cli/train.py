@@ -14,6 +14,7 @@ from ..training.config import (
     FIXED_ON_RESUME,
     LEARNERS,
     NEEDS,
+    PARTNERS,
     REWARDS,
     TrainConfig,
     check_given,
@@ -23,9 +24,9 @@ from ..training.run import train
 
 BOOLEANS = ("tensorboard", "progress", "bc_value")       # --x / --no-x
 LISTS = ("opponents", "net_arch")                         # comma-separated on the command line
-CHOICES = {"reward": REWARDS, "device": DEVICES, "learner": LEARNERS}
+CHOICES = {"reward": REWARDS, "device": DEVICES, "learner": LEARNERS, "partner": PARTNERS}
 METAVARS = {"out": "DIR", "resume": "CHECKPOINT.zip", "teacher": "SPEC", "eval_against": "SPEC",
-            "formats": "PRESET", "init": "MODEL"}
+            "formats": "PRESET", "init": "MODEL", "constraint": "NAME"}
 DESCRIPTION = """\
 Train a MaskablePPO agent on the batched vector env: imitation of a heuristic (the warm
 start, --bc-rows), then PPO against a league of shipped bots, with duplicate-deal
@@ -69,6 +70,8 @@ def default_text(name: str, d) -> str:
         return "none, one table"
     if name == "init":
         return "none, a fresh network"
+    if name == "constraint":
+        return "none"
     return str(d)
 
 

@@ -15,9 +15,12 @@ whose illegal_move rule decides (R31, docs/rules.md).
 """
 from __future__ import annotations
 
+import numpy as np
+
 from nertz_env.envs.opponents import FrozenPolicy
 
 from ..base import Agent, check_batch
+from ..constraints import check_constraint, constrain
 from .sb3_zip import check_sizes, load_sb3
 from .weights import NumpyPolicy, is_weights
 
@@ -36,18 +39,23 @@ def load_weights_policy(path, deterministic: bool = True, seed=None) -> NumpyPol
 
 
 class PPOAgent(Agent):
-    """`ppo:PATH[,deterministic=false][,device=..][,trust=yes]`: deterministic moves by
-    default (SB3 predict's choice: the most probable legal move). An SB3 zip plays through
+    """`ppo:PATH[,deterministic=false][,device=..][,trust=yes][,constraint=NAME]`:
+    deterministic moves by default (SB3 predict's choice: the most probable legal move).
+    constraint: the masks pass through agents/constraints.py's `constrain` first (default:
+    the one a safe-format model's file names, if any; "none" plays it free). An SB3 zip plays through
     nertz_env.envs.opponents.FrozenPolicy (its network run directly); a .npz/.json model
     through NumpyPolicy, whose draws (deterministic=false) come from a generator seeded with
     `seed`. Tournaments call act_batch once per tick with every table and seat it holds."""
 
     def __init__(self, path, deterministic: bool = True, device: str = "cpu",
-                 trust: bool = False, seed=None):
+                 trust: bool = False, seed=None, constraint=None):
         if not isinstance(deterministic, bool):
             raise ValueError(f"deterministic={deterministic!r} must be True or False")
+        self.constraint = check_constraint(constraint)
         if is_weights(path):
             self.policy = load_weights_policy(path, deterministic, seed)
+            if constraint is None:
+                self.constraint = check_constraint(self.policy.meta.get("constraint"))
         else:
             # illegal picks (an unmasked PPO) go to the table, whose illegal_move decides (R31)
             self.policy = FrozenPolicy(load_model(path, device=device, trust=trust),
@@ -55,8 +63,12 @@ class PPOAgent(Agent):
         self.name = f"ppo:{path}"
 
     def act(self, observation, action_mask) -> int:
-        return self.policy.act(observation, action_mask)
+        if not self.constraint:
+            return self.policy.act(observation, action_mask)
+        return int(self.act_batch(np.asarray(observation)[None], np.asarray(action_mask)[None])[0])
 
     def act_batch(self, observations, action_masks):
         obs, masks = check_batch(observations, action_masks)
+        if self.constraint:
+            masks = constrain(obs, masks, self.constraint)
         return self.policy.act_batch(obs, masks)

@@ -12,7 +12,9 @@ needs numpy only (docs/models.md).
                 "action_weight": [322, 128], "action_bias": [322]},
      "table": {"teams": 2, "team_size": 1},          # the table it was trained for, or null
      "rules": {...},                                 # its RulesConfig fields, or null
-     "provenance": {...}}                            # where it came from (free-form strings)
+     "provenance": {...},                            # where it came from (free-form strings)
+     "constraint": "useful-shifts"}                  # optional: the habit it plays under
+                                                     # (agents/constraints.py), null or absent: none
 
 `NumpyPolicy` is SB3's MlpPolicy actor (features -> hidden layers -> action_net) run in
 numpy: deterministic moves are predict's own (its float32 normalise, mask, normalise,
@@ -46,7 +48,7 @@ MAX_NPZ = 256 << 20
 MAX_LAYERS, MAX_WIDTH = 8, 4096
 _NPY_HEADER = 4096                     # a .npy header is a few hundred bytes at most
 _KEYS = {"format", "version", "architecture", "observation_size", "action_size", "arrays",
-         "table", "rules", "provenance"}
+         "table", "rules", "provenance", "constraint"}
 _ARCH_KEYS = {"type", "hidden", "activation", "action_net"}
 _TABLE_KEYS = {"teams", "team_size"}
 _ILLEGAL = np.float32(-1e8)            # what MaskableCategorical writes over illegal logits
@@ -99,7 +101,7 @@ def check_meta(meta, what: str) -> dict:
     unknown = sorted(set(meta) - _KEYS)
     if unknown:
         bad(f"key {unknown[0]!r}", f"one of {', '.join(sorted(_KEYS))} (unknown keys are refused)")
-    missing = sorted(_KEYS - set(meta) - {"table", "rules", "provenance"})
+    missing = sorted(_KEYS - set(meta) - {"table", "rules", "provenance", "constraint"})
     if missing:
         bad(f"key {missing[0]!r}", "present")
     if meta["format"] != FORMAT or meta["version"] != VERSION:
@@ -128,6 +130,11 @@ def check_meta(meta, what: str) -> dict:
                                   and _int(table["teams"], 2, 8)
                                   and _int(table["team_size"], 1, 2)):
         bad("table", "null or {\"teams\": 2..8, \"team_size\": 1 or 2}")
+    constraint = meta.get("constraint")
+    if constraint is not None:
+        from ..constraints import CONSTRAINTS
+        if constraint not in CONSTRAINTS:
+            bad("constraint", f"null or one of {', '.join(CONSTRAINTS)}")
     for key in ("rules", "provenance"):
         v = meta.get(key)
         if v is not None and not (isinstance(v, dict) and all(

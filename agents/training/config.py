@@ -34,6 +34,7 @@ BEST_HEURISTIC = "heuristic:style=river-builder"   # beats every other shipped s
 TOURNAMENT_RULES = RulesConfig()                  # what `nertz tournament` plays by default
 REWARDS = ("relative", "score")
 LEARNERS = ("sb3", "lean")
+PARTNERS = ("league", "self")
 DEVICES = ("cpu", "cuda", "auto")
 # fields a resumed run may not change: they shape the network, the rollout or the game
 FIXED_ON_RESUME = ("teams", "max_ticks", "num_envs", "n_steps", "net_arch", "reward")
@@ -73,6 +74,14 @@ class TrainConfig:
     shift counts as a card move for the idle rule (R27), so a learner that shifts back and
     forth keeps a stuck table from its burns until max_ticks; a small cost breaks the tie
     between such a shift and a flip or a wait"""
+    constraint: str | None = None
+    """a constraint the learner plays under (agents/constraints.py: useful-shifts,
+    never-withhold, keep-stream): its masks pass through it in training, and the saved model
+    names it, so `ppo:MODEL` plays under it too; the lean PPO only"""
+    partner: str = "league"
+    """who plays the learner's partner at a two-player team: 'league' (the league entry, as
+    every other seat) or 'self' (the learner's current network, its moves sampled: the
+    table an evaluation with the model at both seats of its team plays); the lean PPO only"""
     opponents: list = field(default_factory=lambda: [BEST_HEURISTIC])
     """league entries: agent specs (every other seat: random, greedy, heuristic:..., learned,
     ppo:PATH, ...), or per-seat specs joined by '+'"""
@@ -274,7 +283,16 @@ def check_config(c: TrainConfig) -> None:
         raise ValueError(f"reward={c.reward!r} must be one of {', '.join(REWARDS)}")
     if c.learner not in LEARNERS:
         raise ValueError(f"learner={c.learner!r} must be one of {', '.join(LEARNERS)}")
-    lean_only = [n for n in ("formats", "init", "shift_cost") if getattr(c, n)]
+    if c.constraint is not None:
+        from ..constraints import check_constraint
+        check_constraint(c.constraint)
+        if c.constraint == "none":
+            c.constraint = None
+    if c.partner not in PARTNERS:
+        raise ValueError(f"partner={c.partner!r} must be one of {', '.join(PARTNERS)}")
+    lean_only = [n for n in ("formats", "init", "shift_cost", "constraint") if getattr(c, n)]
+    if c.partner != "league":
+        lean_only.append("partner")
     if c.learner == "sb3" and lean_only:
         raise ValueError(f"{lean_only[0]}: the lean PPO only (learner='lean', nertz train "
                          "--learner lean)")

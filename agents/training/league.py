@@ -142,15 +142,25 @@ class _League:
     every table in one numba call and calls `_external` once, which runs one act_batch per
     snapshot over all the rows of the tables that drew it (at most K forward passes for K
     live snapshots). Per entry it counts the finished hands and the learner's mean relative
-    points (`stats()`)."""
+    points (`stats()`).
+
+    partner='self': the learner's teammates (a two-player team) are POLICY_EXTERNAL at every
+    table, whatever the entry, and play `self_agent` (set_self_agent: the learner's current
+    network), so the learner trains beside itself, as it plays when a model takes both
+    seats of its team."""
 
     def __init__(self, venv, entries, seed: int = 0, temperature: float = 2.0,
-                 uniform: float = 0.2):
+                 uniform: float = 0.2, partner: str = "league"):
         super().__init__(venv)                       # VecEnvWrapper's
         self.batch = venv.batch
         self.learner_seat = venv.learner_seat
         self.others = [s for s in range(venv.config.num_seats) if s != self.learner_seat]
         self.team = venv.config.seat_team[self.learner_seat]
+        if partner not in ("league", "self"):
+            raise ValueError(f"partner={partner!r} must be 'league' or 'self'")
+        self.partners = [s for s in self.others if venv.config.seat_team[s] == self.team] \
+            if partner == "self" else []
+        self.self_agent = None
         self.rng = np.random.default_rng(np.random.SeedSequence([int(seed), 7]))
         self.temperature, self.uniform = float(temperature), float(uniform)
         self.table_entry = np.zeros(self.num_envs, np.int64)
@@ -211,14 +221,27 @@ class _League:
                         self._agents.append(a)
         self._slot = np.full(self.venv.config.num_seats, -1, np.int64)
         self._slot[self.others] = np.arange(len(self.others))
-        self.batch.external = self._external if self._agents else None
+        self._partner = np.zeros(self.venv.config.num_seats, bool)
+        self._partner[self.partners] = True
+        self.batch.external = self._external if self._agents or self.partners else None
+
+    def set_self_agent(self, agent) -> None:
+        """What the learner's teammates play with partner='self' (an object with act_batch)."""
+        self.self_agent = agent
 
     def _external(self, obs, masks, tables, seats) -> np.ndarray:
         """The outside seats' moves at all their rows: one act_batch per distinct spec over
         every row it plays, whatever its table, seat and entry."""
         ids = np.zeros(len(tables), np.int64)
         who = self._outside[self.table_entry[tables], self._slot[seats]]
-        for a in np.unique(who):
+        mine = self._partner[seats]
+        if mine.any():
+            if self.self_agent is None:
+                raise ValueError("partner='self': set_self_agent(agent) before stepping")
+            who[mine] = -2
+            rows = np.flatnonzero(mine)
+            ids[rows] = self.self_agent.act_batch(obs[rows], masks[rows])
+        for a in np.unique(who[who >= 0]):
             rows = np.flatnonzero(who == a)
             ids[rows] = self._agents[a].act_batch(obs[rows], masks[rows])
         return ids
@@ -238,7 +261,7 @@ class _League:
         self.table_entry[tables] = pick
         for e, i in zip(tables, pick):
             for s, (kind, knobs) in zip(self.others, self.entries[i].seats):
-                self.batch.kinds[e, s] = kind
+                self.batch.kinds[e, s] = POLICY_EXTERNAL if s in self.partners else kind
                 self.batch.knobs[e, s] = knobs
 
     def reset(self):
@@ -302,7 +325,7 @@ def make_env(cfg, seed: int | None = None, monitor: bool = True, rules=None,
     base = NertzVecEnv(num_envs=cfg.num_envs if num_envs is None else num_envs, config=rules,
                        seed=seed, reward=cfg.reward, learner_seat=learner_seat)
     env = league_class()(base, cfg.opponents, seed=seed, temperature=cfg.priority_temperature,
-                       uniform=cfg.priority_uniform)
+                         uniform=cfg.priority_uniform, partner=cfg.partner)
     return vec_env.VecMonitor(env) if monitor else env
 
 

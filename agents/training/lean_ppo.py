@@ -18,11 +18,16 @@ per-step machinery (rollout buffer objects, callbacks, distribution classes, dic
   the value of its terminal observation (as SB3 does on TimeLimit.truncated), n_epochs over
   shuffled minibatches, advantages normalised per minibatch, clipped policy loss, unclipped
   value loss times vf_coef, entropy bonus, gradient norm clipped at max_grad_norm.
+- Constraint (TrainConfig.constraint, agents/constraints.py): the learner's masks pass through
+  it before the policy sees them, in the rollout and so in the update; the saved model names
+  it, so `ppo:` plays it under the same masks.
+- Partner (TrainConfig.partner='self'): at a two-player team the learner's teammate plays the
+  current actor, its moves sampled under the same masks (league.py), not a league entry.
 - Output: the actor in the project's safe weight format (agents/learned/weights.py), which
   `make_agent("ppo:OUT/final.npz")` plays in numpy.
 
-Not here (yet): the imitation warm start, evaluations, checkpoints, snapshots and league
-priorities of `nertz train`; it starts from a fresh network.
+Not here: the imitation warm start, evaluations, snapshots and league priorities of `nertz
+train`; it starts from a fresh network or from TrainConfig.init.
 
 torch is imported inside `train` (like the rest of agents/training: `nertz --help` should not
 wait for it).
@@ -42,7 +47,7 @@ from .config import TrainConfig
 USED = ("out", "seed", "timesteps", "num_envs", "teams", "max_ticks", "reward", "opponents",
         "formats", "init", "n_steps", "batch_size", "n_epochs", "learning_rate", "gamma",
         "gae_lambda", "clip_range", "ent_coef", "vf_coef", "net_arch", "torch_threads",
-        "checkpoint_every", "shift_cost")
+        "checkpoint_every", "shift_cost", "constraint", "partner")
 OFF = {"learner": "lean", "bc_rows": 0, "snapshot_every": 0, "eval_every": 0,
        "checkpoint_every": 0, "progress": False, "tensorboard": False}  # checkpoints: step_N.npz
 
@@ -143,9 +148,10 @@ def train(args: TrainConfig, log=print, on_rollout=None, max_grad_norm: float = 
     import torch
     from torch import nn
 
+    from agents.constraints import check_constraint, constrain
     from agents.learned.sparse import sparse_rows
 
-    from .league import make_env
+    from .league import league_of, make_env
 
     check_lean(args)
     cfg = args
@@ -180,6 +186,31 @@ def train(args: TrainConfig, log=print, on_rollout=None, max_grad_norm: float = 
         """log-probabilities with illegal moves at -1e8 before normalising (MaskableCategorical)."""
         return torch.log_softmax(actor(o).masked_fill(~m, -1e8), dim=1)
 
+    cid = check_constraint(cfg.constraint)
+
+    def learner_masks(obs, masks):
+        """The learner's legal moves under its constraint (bool)."""
+        return constrain(obs, masks, cid) if cid else np.asarray(masks, bool)
+
+    def sample(o, m):
+        """(action, log-probability of every move) of a Gumbel-max draw from the masked policy."""
+        logp = masked_logp(o, m)
+        gumbel = -torch.log(-torch.log(torch.rand_like(logp).clamp_(1e-20, 1.0)))
+        return (logp + gumbel).masked_fill(~m, -float("inf")).argmax(dim=1), logp
+
+    class SelfPartner:
+        """partner='self': the teammate's moves, drawn from the current actor."""
+
+        def act_batch(self, obs, masks):
+            o = np.asarray(obs, np.float32)
+            with torch.no_grad():
+                a, _ = sample(torch.from_numpy(o), torch.from_numpy(learner_masks(o, masks)))
+            return a.numpy().astype(np.int64)
+
+    if cfg.partner == "self":
+        for sub in (env.envs if cfg.formats else [env]):
+            league_of(sub).set_self_agent(SelfPartner())
+
     # ---- rollout storage
     obs_buf = torch.zeros((S, E, obs_size))
     mask_buf = torch.zeros((S, E, n_actions), dtype=torch.bool)
@@ -207,12 +238,10 @@ def train(args: TrainConfig, log=print, on_rollout=None, max_grad_norm: float = 
         # ---- collect a rollout
         t1 = time.perf_counter()
         for t in range(S):
-            mask = torch.from_numpy(np.asarray(base.action_masks(), bool))
+            mask = torch.from_numpy(learner_masks(next_obs.numpy(), base.action_masks()))
             obs_buf[t], mask_buf[t], done_buf[t] = next_obs, mask, next_done
             with torch.no_grad():
-                logp = masked_logp(next_obs, mask)
-                gumbel = -torch.log(-torch.log(torch.rand_like(logp).clamp_(1e-20, 1.0)))
-                action = (logp + gumbel).masked_fill(~mask, -float("inf")).argmax(dim=1)
+                action, logp = sample(next_obs, mask)
                 val_buf[t] = critic(next_obs).squeeze(1)
             act_buf[t] = action
             logp_buf[t] = logp.gather(1, action[:, None]).squeeze(1)
@@ -333,6 +362,8 @@ def save_actor(actor, cfg: TrainConfig, path, steps: int) -> Path:
     meta, arrays = policy_arrays(actor, cfg.net_arch, OBS_DIM, N_ACTIONS, provenance,
                                  None if cfg.formats else dataclasses.asdict(cfg.rules()),
                                  None if cfg.formats else cfg.teams)
+    if cfg.constraint:
+        meta["constraint"] = cfg.constraint
     return save_weights(path, meta, arrays)[0]
 
 

@@ -107,3 +107,46 @@ def test_shift_cost_is_taken_from_the_learners_reward_per_river_shift(tmp_path):
     shift = np.vectorize(lambda x: KINDS[codec_decode(int(x))[0]] == "shift")(a0)
     assert shift.any()
     np.testing.assert_allclose(r0 - r1, 0.5 * shift, atol=1e-6)
+
+
+def test_the_learner_trains_and_saves_under_its_constraint(tmp_path):
+    """never-withhold: wherever waste>lake is legal the learner's masks hold only it (and
+    Call); the free run's masks there hold other moves. The model file names the
+    constraint, so ppo: plays under it."""
+    from nertz_env.core.codec import CALL, lake_id
+    from nertz_env.encoding import SRC_WASTE
+    w = lake_id(SRC_WASTE)
+    seen = {}
+    for name in (None, "never-withhold"):
+        masks = []
+        npz = train(tiny(tmp_path, f"c{name}", constraint=name, timesteps=512),
+                    log=lambda s: None, on_rollout=lambda st, a, m, r: masks.append((a, m)))
+        m = np.concatenate([x.reshape(-1, x.shape[-1]) for _, x in masks])
+        a = np.concatenate([x.reshape(-1) for x, _ in masks])
+        assert m[np.arange(len(a)), a].all()
+        rows = m[:, w]
+        assert rows.sum() >= 5, "no position had waste>lake legal: the test is vacuous"
+        seen[name] = (m[rows].sum(axis=1) - m[rows, CALL]).max()
+        assert load_weights(npz)[0].get("constraint") == name
+    assert seen["never-withhold"] == 1 and seen[None] > 1
+    assert make_agent(f"ppo:{npz}").constraint != 0
+
+
+def test_partner_self_plays_the_learners_teammate(tmp_path, monkeypatch):
+    """partner='self' at two-player teams: every move of the learner's teammate comes from the
+    learner's network (the agent the lean PPO hands the league), none from the entry."""
+    from agents.training import league
+    calls = []
+
+    def spy(self, agent):
+        def act_batch(obs, masks):
+            calls.append(len(obs))
+            return agent.act_batch(obs, masks)
+        self.self_agent = type("Spy", (), {"act_batch": staticmethod(act_batch)})()
+        assert self.partners == [1]
+    monkeypatch.setattr(league._League, "set_self_agent", spy)
+    fmt = [{"num_teams": 2, "team_sizes": [2, 2], "seat": 0}]
+    train(tiny(tmp_path, "self", formats=fmt, partner="self"), log=lambda s: None)
+    assert sum(calls) >= 256 // 2           # the partner is ready about every other tick at least
+    with pytest.raises(ValueError, match="partner"):
+        tiny(tmp_path, partner="me")

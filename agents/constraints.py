@@ -1,0 +1,167 @@
+"""Constraints: named habits a learned agent is made to follow, by masking its legal moves.
+
+A constraint takes a batch of one seat's observations and legal-move masks and returns the
+masks with the moves it forbids cleared; training (the lean PPO's learner, TrainConfig
+.constraint) and play (`ppo:PATH,constraint=NAME`, or a model file that names its constraint)
+call the same kernel, `constrain`, so a constrained agent is trained and played under the
+same rule. It reads only what the seat sees (nertz_env/core/observe.py: the own Nertz top,
+waste top and River in full), so it needs no table state. A row whose every legal move the
+constraint would forbid keeps its masks unchanged (a constraint never leaves a seat without
+a move; Wait is always legal, R17, and only never-withhold forbids it).
+
+CONSTRAINTS: name -> Constraint(id, rule ids it touches, what it forbids):
+
+- useful-shifts: River shifts (R14) only where they serve the Nertz pile, as river-builder's
+  are: the whole column onto a non-empty column (a column freed for the Nertz top) unless
+  the Nertz top builds on that column's top (it would cover the place), or the part above a
+  card the Nertz top builds on; none with an empty Nertz pile. A shift is a card move that
+  resets the idle count (R27), so an agent that shifts back and forth keeps a stuck table
+  from burning its Streams; the simple back-and-forth cycles are forbidden here (expose a
+  card, then cover it again with the whole column moved off it).
+- never-withhold: a legal waste-to-Lake play (R10) is the move (Call stays allowed).
+- keep-stream: a waste top that the Nertz top builds on never goes to the Lake, alone or in a
+  stack (R10, R16), while it can go to the River (R11).
+
+Imports nertz_env only (numba kernels over the observation layout and the action codec).
+"""
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+from numba import njit
+
+from nertz_env.core.codec import (KIND_CALL, KIND_LAKE, KIND_SHIFT, KIND_STACK, N_ACTIONS,
+                                  build_id, decode, lake_id)
+from nertz_env.core.observe import CARD_F, OBS_DIM, OFF_NERTZ, OFF_RIVER, OFF_WASTE
+from nertz_env.core.policies import in_run
+from nertz_env.core.rules import can_build_on
+from nertz_env.encoding import MAX_RIVER, NO_CARD, SRC_NERTZ, SRC_RIVER0, SRC_WASTE
+
+
+class Constraint(NamedTuple):
+    id: int
+    rules: tuple
+    forbids: str
+
+
+CONSTRAINTS = {
+    "useful-shifts": Constraint(1, ("R14", "R27"), "River shifts except the whole column onto "
+                                "a non-empty one whose top the Nertz top does not build on, or "
+                                "the part above a card the Nertz top builds on (none with an "
+                                "empty Nertz pile)"),
+    "never-withhold": Constraint(2, ("R10", "R15"), "every other move while a waste-to-Lake "
+                                 "play is legal (Call stays allowed)"),
+    "keep-stream": Constraint(3, ("R10", "R11", "R16"), "the waste top to the Lake (alone or in "
+                              "a stack) while the Nertz top builds on it and it can go to the "
+                              "River"),
+}
+
+
+def check_constraint(name, where: str = "constraint") -> int:
+    """The id of a constraint name (None or "": 0, no constraint); ValueError naming `where`."""
+    if name is None or name == "" or name == "none":
+        return 0
+    if not isinstance(name, str) or name not in CONSTRAINTS:
+        raise ValueError(f"{where}={name!r} is not a constraint; constraints: "
+                         f"{', '.join(CONSTRAINTS)} (or none)")
+    return CONSTRAINTS[name].id
+
+
+@njit(cache=True, inline="always", error_model="numpy")
+def _card(row, o):
+    """The card id of the observation's card slot at o (NO_CARD when empty)."""
+    if row[o] < 0.5:
+        return NO_CARD
+    r = int(round(row[o + 1] * 13.0)) - 1
+    for s in range(4):
+        if row[o + 2 + s] > 0.5:
+            return s * 13 + r
+    return NO_CARD
+
+
+@njit(cache=True, inline="always", error_model="numpy")
+def _river(row, c, d):
+    return _card(row, OFF_RIVER + (c * 13 + d) * CARD_F)
+
+
+@njit(cache=True, inline="always", error_model="numpy")
+def _source_top(row, src):
+    """The available card of a source: Nertz top, waste top or a River column's top."""
+    if src == SRC_NERTZ:
+        return _card(row, OFF_NERTZ)
+    if src == SRC_WASTE:
+        return _card(row, OFF_WASTE)
+    c = src - SRC_RIVER0
+    top = NO_CARD
+    for d in range(13):
+        card = _river(row, c, d)
+        if card == NO_CARD:
+            break
+        top = card
+    return top
+
+
+@njit(cache=True, inline="always", error_model="numpy")
+def _forbidden(a, row, mrow, cid, n_top, w_top):
+    kd, src, dst, i, length = decode(a)
+    if cid == 1:
+        if kd != KIND_SHIFT:
+            return False
+        if n_top == NO_CARD:
+            return True
+        if i == 0:
+            target = _source_top(row, SRC_RIVER0 + dst)
+            return target == NO_CARD or can_build_on(n_top, target)
+        return not can_build_on(n_top, _river(row, src - SRC_RIVER0, i - 1))
+    if cid == 2:
+        if mrow[lake_id(SRC_WASTE)] == 0:
+            return False
+        return not ((kd == KIND_LAKE and src == SRC_WASTE) or kd == KIND_CALL)
+    if cid == 3:
+        if w_top == NO_CARD or n_top == NO_CARD or not can_build_on(n_top, w_top):
+            return False
+        river_ok = False
+        for c in range(MAX_RIVER):
+            if mrow[build_id(SRC_WASTE, c)] != 0:
+                river_ok = True
+        if not river_ok:
+            return False
+        if kd == KIND_LAKE:
+            return src == SRC_WASTE
+        if kd == KIND_STACK:
+            return in_run(w_top, _source_top(row, src), length)
+    return False
+
+
+@njit(cache=True, error_model="numpy")
+def _constrain(obs, masks, cid, out):
+    for r in range(obs.shape[0]):
+        row, mrow = obs[r], masks[r]
+        n_top, w_top = _card(row, OFF_NERTZ), _card(row, OFF_WASTE)
+        kept = 0
+        for a in range(N_ACTIONS):
+            ok = mrow[a] != 0 and not _forbidden(a, row, mrow, cid, n_top, w_top)
+            out[r, a] = ok
+            kept += ok
+        if kept == 0:
+            for a in range(N_ACTIONS):
+                out[r, a] = mrow[a] != 0
+
+
+def constrain(observations, masks, constraint) -> np.ndarray:
+    """The masks (bool [n, N_ACTIONS]) with the moves `constraint` forbids cleared (module
+    docstring); constraint: a name, an id from check_constraint, or None/0 (the masks as
+    given, as bool)."""
+    cid = constraint if isinstance(constraint, (int, np.integer)) else check_constraint(
+        constraint)
+    m = np.asarray(masks)
+    if not cid:
+        return m.astype(bool, copy=False)
+    obs = np.ascontiguousarray(observations, np.float32)
+    if obs.ndim != 2 or obs.shape[1] != OBS_DIM or m.shape != (obs.shape[0], N_ACTIONS):
+        raise ValueError(f"constrain: observations [n, {OBS_DIM}] and masks [n, {N_ACTIONS}], "
+                         f"got {obs.shape} and {m.shape}")
+    out = np.empty(m.shape, np.bool_)
+    _constrain(obs, np.ascontiguousarray(m), int(cid), out)
+    return out

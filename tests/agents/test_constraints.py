@@ -1,0 +1,218 @@
+"""agents/constraints.py: each constraint forbids exactly the moves its definition names, checked
+against a reference that reads the engine's state (not the observation the kernel decodes)
+over thousands of positions of random play; a constrained agent never plays a forbidden
+move; bad names are ValueErrors that list the constraints."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from agents.constraints import CONSTRAINTS, check_constraint, constrain
+from nertz_env.actions import decode
+from nertz_env.config import RulesConfig
+from nertz_env.encoding import NO_CARD, SRC_NERTZ, SRC_RIVER0, SRC_WASTE
+from nertz_env.engine import Engine
+
+RED = {1, 2}
+
+
+def fits(card, top):
+    """R11: card builds on top (one rank lower, opposite colour)."""
+    return (top % 13 == card % 13 + 1) and ((top // 13) in RED) != ((card // 13) in RED)
+
+
+def reference(name, st, e, t, mask):
+    """The constrained mask of team t at table e, from the engine's state arrays."""
+    river, n = st.river[e, t], st.river_n[e, t]
+
+    def top(src):                                   # R9's available card of a source
+        if src == SRC_NERTZ:
+            k = st.nertz_n[e, t]
+            return int(st.nertz[e, t, k - 1]) if k else NO_CARD
+        if src == SRC_WASTE:
+            k = st.waste_n[e, t]
+            return int(st.stream[e, t, k - 1]) if k else NO_CARD
+        k = n[src - SRC_RIVER0]
+        return int(river[src - SRC_RIVER0, k - 1]) if k else NO_CARD
+
+    n_top, w_top = top(SRC_NERTZ), top(SRC_WASTE)
+    legal = np.flatnonzero(mask)
+    kinds = {a: decode(a) for a in legal}
+
+    def forbidden(a):
+        kind, src, dst, index, length = kinds[a]
+        if name == "useful-shifts":
+            if kind != "shift":
+                return False
+            if n_top == NO_CARD:
+                return True
+            if index == 0:
+                return n[dst] == 0 or fits(n_top, top(SRC_RIVER0 + dst))
+            return not fits(n_top, int(river[src - SRC_RIVER0, index - 1]))
+        if name == "never-withhold":
+            if not any(kinds[b][0] == "lake" and kinds[b][1] == SRC_WASTE for b in legal):
+                return False
+            return not ((kind == "lake" and src == SRC_WASTE) or kind == "call")
+        assert name == "keep-stream"
+        if w_top == NO_CARD or n_top == NO_CARD or not fits(n_top, w_top):
+            return False
+        if not any(kinds[b][0] == "build" and kinds[b][1] == SRC_WASTE for b in legal):
+            return False
+        if kind == "lake":
+            return src == SRC_WASTE
+        if kind == "stack":
+            bottom = top(src)
+            d = w_top % 13 - bottom % 13
+            return w_top // 13 == bottom // 13 and 0 <= d < length
+        return False
+
+    out = mask.astype(bool).copy()
+    for a in legal:
+        if forbidden(a):
+            out[a] = False
+    return out if out.any() else mask.astype(bool)
+
+
+def positions(config, tables=48, ticks=160, seed=0):
+    """(state copies, observations, masks) of seat 0 over random play, every 4th tick."""
+    eng = Engine(config, n_tables=tables, seed=seed, parallel=False)
+    eng.reset(seed=seed)
+    rng = np.random.default_rng(seed)
+    S = config.num_seats
+    for tick in range(ticks):
+        if tick % 4 == 0:
+            obs = eng.observe(0)[:, 0].copy()
+            yield eng.state, obs, eng.masks[:, 0].copy()
+        acts = np.zeros((tables, S), np.int64)
+        for e in range(tables):
+            for s in range(S):
+                legal = np.flatnonzero(eng.masks[e, s])
+                # lean towards the Lake, then card moves, so the Lake grows, Rivers fill and
+                # every constraint's situation comes up
+                for pick in (legal[(legal >= 3) & (legal < 10)], legal[legal >= 3], legal):
+                    if pick.size and (pick is legal or rng.random() < 0.7):
+                        acts[e, s] = rng.choice(pick)
+                        break
+        eng.step(acts)
+
+
+@pytest.mark.parametrize("name", list(CONSTRAINTS))
+@pytest.mark.parametrize("config", [RulesConfig(num_teams=2), RulesConfig(num_teams=3,
+                                    river_size=5, stacking=True)], ids=["2teams", "river5"])
+def test_constraint_matches_its_definition_over_random_play(name, config):
+    rows = forbidden = 0
+    for st, obs, masks in positions(config):
+        got = constrain(obs, masks, name)
+        for e in range(obs.shape[0]):
+            want = reference(name, st, e, int(config.seat_team[0]), masks[e])
+            np.testing.assert_array_equal(got[e], want, err_msg=f"{name}, table {e}")
+            forbidden += int(masks[e].sum() - want.sum())
+        rows += obs.shape[0]
+        assert got.dtype == np.bool_ and not (got & ~masks.astype(bool)).any()
+    assert rows >= 1000
+    assert forbidden > 0, f"{name} forbade nothing in {rows} positions: the test is vacuous"
+
+
+def test_a_constrained_agent_never_plays_a_forbidden_move(tmp_path):
+    from agents.learned.weights import FORMAT, VERSION, array_shapes, save_weights
+    from agents.registry import make_agent
+    meta = {"format": FORMAT, "version": VERSION, "observation_size": 791, "action_size": 322,
+            "architecture": {"type": "mlp", "hidden": [16], "activation": "tanh",
+                             "action_net": "masked"}}
+    meta["arrays"] = {k: list(v) for k, v in array_shapes(meta).items()}
+    rng = np.random.default_rng(0)
+    arrays = {k: rng.normal(size=v).astype(np.float32) for k, v in array_shapes(meta).items()}
+    path = save_weights(tmp_path / "tiny", meta, arrays)[0]
+    free = make_agent(f"ppo:{path}")
+    agent = make_agent(f"ppo:{path},constraint=useful-shifts")
+    config = RulesConfig(num_teams=2)
+    differs = played = 0
+    for _, obs, masks in positions(config, ticks=120, seed=3):
+        allowed = constrain(obs, masks, "useful-shifts")
+        a = agent.act_batch(obs, masks)
+        assert allowed[np.arange(len(a)), a].all()
+        differs += int((free.act_batch(obs, masks) != a).sum())
+        played += len(a)
+    assert played >= 1000 and differs > 0     # the constraint changed some of its moves
+    # a model whose file names its constraint plays under it; constraint=none plays it free
+    save_weights(tmp_path / "named", {**meta, "constraint": "useful-shifts"}, arrays)
+    named = make_agent(f"ppo:{tmp_path / 'named.npz'}")
+    unnamed = make_agent(f"ppo:{tmp_path / 'named.npz'},constraint=none")
+    assert (named.act_batch(obs, masks) == agent.act_batch(obs, masks)).all()
+    assert (unnamed.act_batch(obs, masks) == free.act_batch(obs, masks)).all()
+    with pytest.raises(ValueError, match="constraint must be null or one of useful-shifts"):
+        save_weights(tmp_path / "bad", {**meta, "constraint": "sometimes"}, arrays)
+    with pytest.raises(ValueError, match="keep-stream"):
+        make_agent(f"ppo:{path},constraint=maybe")
+
+
+def test_bad_constraint_names_are_value_errors():
+    assert check_constraint(None) == 0 and check_constraint("none") == 0
+    with pytest.raises(ValueError, match="useful-shifts"):
+        check_constraint("usefull-shifts")
+    with pytest.raises(ValueError, match=r"observations \[n, 791\]"):
+        constrain(np.zeros((2, 5), np.float32), np.ones((2, 322), bool), "keep-stream")
+
+
+def _scenario(layout):
+    """(observation [1, OBS_DIM], mask [1, N], the Table) of seat 0 in a readable layout."""
+    from nertz_env import Table
+    table = Table.from_layout(layout)
+    obs = table.engine.observe(0)[:, 0].copy()
+    return obs, table.action_mask(0)[None].copy(), table
+
+
+def _allowed(layout, name):
+    obs, mask, table = _scenario(layout)
+    keep = constrain(obs, mask, name)[0]
+    return {str(m) for m in table.legal_moves(0)}, {str(table.decode(int(a))) for a in
+                                                    np.flatnonzero(keep)}
+
+
+OTHER = {"nertz": ["2D", "KC"], "river": [["9D"], ["8S"], ["7H"], ["6C"]], "stream": ["3D"],
+         "waste": 0}
+
+
+def test_keep_stream_from_a_layout():
+    """5H on the waste, the Nertz top 4S builds on it, 6C on the River takes it, and the Lake
+    takes it too (AH..4H): keep-stream forbids waste>lake, not waste>river."""
+    layout = {"lake": [["AH", "2H", "3H", "4H"]],
+              "teams": [{"nertz": ["9D", "4S"], "river": [["6C"], ["KD"], ["QS"], ["JH"]],
+                         "stream": ["5H", "8D"], "waste": 1}, OTHER]}
+    legal, kept = _allowed(layout, "keep-stream")
+    assert {"waste>lake", "waste>river0"} <= legal
+    assert legal - kept == {"waste>lake"}
+    # without a River home for 5H it may go to the Lake
+    layout["teams"][0]["river"][0] = ["KH"]
+    legal, kept = _allowed(layout, "keep-stream")
+    assert "waste>lake" in legal and kept == legal
+
+
+def test_never_withhold_and_useful_shifts_from_layouts():
+    layout = {"lake": [["AH", "2H", "3H", "4H"]],
+              "teams": [{"nertz": ["9D", "4S"], "river": [["6C"], ["KD"], ["QS"], ["JH"]],
+                         "stream": ["5H", "8D"], "waste": 1}, OTHER]}
+    legal, kept = _allowed(layout, "never-withhold")
+    assert kept == {"waste>lake"} and len(legal) > 1
+    # Nertz top 9C: river0:2>river2 exposes 10H, which 9C builds on; moving all of column 3
+    # (7C) onto column 1 (8D) or 0 (8H) frees a column; river0:1 and river0:3 expose JC and
+    # 9S, which 9C cannot take
+    layout = {"lake": [],
+              "teams": [{"nertz": ["2D", "9C"],
+                         "river": [["JC", "10H", "9S", "8H"], ["8D"], [], ["7C"]],
+                         "stream": ["KS"], "waste": 0}, OTHER]}
+    legal, kept = _allowed(layout, "useful-shifts")
+    shifts = {m for m in legal if ":" in m}
+    assert shifts == {"river0:1>river2", "river0:2>river2", "river0:3>river2",
+                      "river3:0>river1", "river3:0>river0"}
+    assert shifts & kept == {"river0:2>river2", "river3:0>river1", "river3:0>river0"}
+    assert legal - shifts <= kept
+    layout["teams"][0]["nertz"] = []                 # an empty Nertz pile: no shift serves it
+    legal, kept = _allowed(layout, "useful-shifts")
+    assert not {m for m in kept if ":" in m} and {m for m in legal if ":" in m}
+    # the whole column 3 (9S) onto 10D would cover the place of the Nertz top 9C: forbidden
+    layout["teams"][0]["nertz"] = ["2D", "9C"]
+    layout["teams"][0]["river"] = [["JC", "10H"], ["10D"], [], ["9S"]]
+    legal, kept = _allowed(layout, "useful-shifts")
+    assert {"river3:0>river1", "river3:0>river0"} <= legal
+    assert "river3:0>river1" not in kept and "river3:0>river0" not in kept
