@@ -10,7 +10,8 @@
                                                  of tables, effects with 95% CIs and Holm
                                                  verdicts (agents/arena/experiment.py)
 
-One module per command (play, game, tournament, experiment, replay, train, exploit, export,
+One module per command (play, game, tournament, experiment, replay, train, exploit, probe,
+export,
 ...), each with
 `add_parser(subparsers)` and its command function; common.py holds what they share.
 
@@ -23,10 +24,10 @@ from __future__ import annotations
 
 import sys
 
-from . import experiment, exploit, export, game, play, replay, tournament, train
+from . import experiment, exploit, export, game, play, probe, replay, tournament, train
 from .common import HelpFormatter, Parser, one_line
 
-COMMANDS = (play, game, tournament, experiment, replay, train, exploit, export)
+COMMANDS = (play, game, tournament, experiment, replay, train, exploit, probe, export)
 EXIT_STATUS = ("exit status: 0 done, 1 a file or folder could not be written or read (the "
                "message names it), 2 a bad option, value or input file, 130 interrupted; "
                "a run's --out folder is complete or left as it was")
