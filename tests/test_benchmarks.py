@@ -58,3 +58,39 @@ def test_parallel_env_section_runs_the_real_envs(capsys):
     assert all(math.isfinite(x) and x > 0 for x in figures), figures
     assert len(result["parallel_env_ratio_iqr"]) == 2
     assert "median of 40 paired slices" in capsys.readouterr().out
+
+
+def test_learning_curve_pairs_each_step_with_its_quarter_and_orients_the_difference(
+        tmp_path, monkeypatch, capsys):
+    """Checkpoints at 1M, 2M, 4M and final at 8M: N=4M meets 1M and N=8M meets 2M; a pair the
+    tournament lists old-first is turned round (N minus N/4)."""
+    import json as _json
+    from types import SimpleNamespace
+
+    from agents.arena import tournament
+    from benchmarks import learning_curve
+    ck = tmp_path / "run" / "checkpoints"
+    ck.mkdir(parents=True)
+    for s in (1_000_000, 2_000_000, 4_000_000):
+        (ck / f"step_{s}.npz").write_bytes(b"")
+    (tmp_path / "run" / "final.npz").write_bytes(b"")
+    (tmp_path / "run" / "final.json").write_text(
+        _json.dumps({"provenance": {"num_timesteps": 8_000_000}}))
+    played = []
+
+    def fake(agents, **kw):
+        new, old = agents[:2]
+        played.append((new, old, kw["teams"], len(agents)))
+        return SimpleNamespace(elapsed_s=1.0, pairs=[
+            {"a": old, "b": new, "diff": -1.5, "ci_low": -2.0, "ci_high": -1.0, "units": 7}])
+    monkeypatch.setattr(tournament, "run_tournament", fake)
+    out = tmp_path / "curve.json"
+    assert learning_curve.main(["--run", str(tmp_path / "run"), "--teams", "2,4",
+                                "--deals", "7", "--out", str(out)]) == 0
+    rows = _json.loads(out.read_text())["rows"]
+    assert [(r["teams"], r["step"], r["quarter_step"]) for r in rows] == [
+        (2, 4_000_000, 1_000_000), (2, 8_000_000, 2_000_000),
+        (4, 4_000_000, 1_000_000), (4, 8_000_000, 2_000_000)]
+    assert all((r["diff"], r["ci_low"], r["ci_high"]) == (1.5, 1.0, 2.0) for r in rows)
+    assert played[1][0].endswith("final.npz") and played[2][3] == 3      # river-builder joins
+    assert "| 2 | 8,000,000 | 2,000,000 | +1.50 [+1.00, +2.00] | 7 |" in capsys.readouterr().out

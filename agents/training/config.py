@@ -297,7 +297,7 @@ def check_config(c: TrainConfig) -> None:
         raise ValueError(f"{lean_only[0]}: the lean PPO only (learner='lean', nertz train "
                          "--learner lean)")
     if c.learner == "lean":
-        for name in ("bc_rows", "snapshot_every", "resume"):
+        for name in ("bc_rows", "resume"):
             if getattr(c, name):
                 raise ValueError(f"{name}={getattr(c, name)!r}: the lean PPO does not do that "
                                  f"(give {name}=0 / leave it out, or learner='sb3')")

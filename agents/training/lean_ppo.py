@@ -26,8 +26,13 @@ per-step machinery (rollout buffer objects, callbacks, distribution classes, dic
 - Output: the actor in the project's safe weight format (agents/learned/weights.py), which
   `make_agent("ppo:OUT/final.npz")` plays in numpy.
 
-Not here: the imitation warm start, evaluations, snapshots and league priorities of `nertz
-train`; it starts from a fresh network or from TrainConfig.init.
+- Snapshots (TrainConfig.snapshot_every): every that many steps the actor is saved as
+  snapshots/step_N.npz and joins every format's league as an entry at every other seat
+  (league.py add_snapshot: played deterministically as `ppo:` plays it, at most max_snapshots,
+  the oldest leaves), drawn as often as each other entry (no evaluations here to weight them).
+
+Not here: the imitation warm start, evaluations and league priorities of `nertz train`; it
+starts from a fresh network or from TrainConfig.init.
 
 torch is imported inside `train` (like the rest of agents/training: `nertz --help` should not
 wait for it).
@@ -47,7 +52,8 @@ from .config import TrainConfig
 USED = ("out", "seed", "timesteps", "num_envs", "teams", "max_ticks", "reward", "opponents",
         "formats", "init", "n_steps", "batch_size", "n_epochs", "learning_rate", "gamma",
         "gae_lambda", "clip_range", "ent_coef", "vf_coef", "net_arch", "torch_threads",
-        "checkpoint_every", "shift_cost", "constraint", "partner")
+        "checkpoint_every", "shift_cost", "constraint", "partner", "snapshot_every",
+        "max_snapshots")
 OFF = {"learner": "lean", "bc_rows": 0, "snapshot_every": 0, "eval_every": 0,
        "checkpoint_every": 0, "progress": False, "tensorboard": False}  # checkpoints: step_N.npz
 
@@ -207,9 +213,11 @@ def train(args: TrainConfig, log=print, on_rollout=None, max_grad_norm: float = 
                 a, _ = sample(torch.from_numpy(o), torch.from_numpy(learner_masks(o, masks)))
             return a.numpy().astype(np.int64)
 
+    leagues = [league_of(sub) for sub in (env.envs if cfg.formats else [env])]
     if cfg.partner == "self":
-        for sub in (env.envs if cfg.formats else [env]):
-            league_of(sub).set_self_agent(SelfPartner())
+        for league in leagues:
+            league.set_self_agent(SelfPartner())
+    next_snapshot = cfg.snapshot_every or None
 
     # ---- rollout storage
     obs_buf = torch.zeros((S, E, obs_size))
@@ -314,6 +322,12 @@ def train(args: TrainConfig, log=print, on_rollout=None, max_grad_norm: float = 
         if next_checkpoint is not None and step >= next_checkpoint:
             save_actor(actor, cfg, checkpoints / f"step_{step}.npz", step)
             next_checkpoint = (step // args.checkpoint_every + 1) * args.checkpoint_every
+        if next_snapshot is not None and step >= next_snapshot:
+            snap = save_actor(actor, cfg, Path(args.out) / "snapshots" / f"step_{step}.npz", step)
+            for league in leagues:
+                league.add_snapshot(str(snap), cfg.max_snapshots)
+            log(f"snapshot {snap.stem} joins the league ({len(leagues[0].snapshot_paths())} live)")
+            next_snapshot = (step // cfg.snapshot_every + 1) * cfg.snapshot_every
         if bar is not None:
             bar.update(rollout)
         last_update = update == n_updates - 1

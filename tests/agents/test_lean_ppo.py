@@ -86,7 +86,7 @@ def test_the_saved_model_loads_through_make_agent_and_plays(run):
 
 
 def test_what_the_lean_ppo_does_not_do_is_refused(tmp_path):
-    for field, value in (("bc_rows", 1000), ("snapshot_every", 128)):
+    for field, value in (("bc_rows", 1000), ("resume", "runs/x/checkpoints/step_1.zip")):
         with pytest.raises(ValueError, match=field):
             train(tiny(tmp_path, **{field: value}), log=lambda s: None)
 
@@ -150,3 +150,29 @@ def test_partner_self_plays_the_learners_teammate(tmp_path, monkeypatch):
     assert sum(calls) >= 256 // 2           # the partner is ready about every other tick at least
     with pytest.raises(ValueError, match="partner"):
         tiny(tmp_path, partner="me")
+
+
+def test_snapshots_join_the_league_and_are_played(tmp_path, monkeypatch):
+    """snapshot_every: the actor saved as snapshots/step_N.npz joins the league (at most
+    max_snapshots, the oldest leaves) and tables draw it: it plays hands."""
+    from agents.training import league
+    seen, hands = [], {}
+    real = league._League.add_snapshot
+
+    def spy(self, path, keep):
+        seen.append(self)
+        for e in self.stats():                        # hands each entry played so far
+            hands[e["name"]] = max(hands.get(e["name"], 0), e["hands"])
+        real(self, path, keep)
+    monkeypatch.setattr(league._League, "add_snapshot", spy)
+    lines = []
+    train(tiny(tmp_path, "snap", snapshot_every=512, max_snapshots=2, timesteps=2560,
+               max_ticks=30), log=lines.append)
+    snaps = sorted((tmp_path / "snap" / "snapshots").glob("step_*.npz"),
+                   key=lambda p: int(p.stem.split("_")[1]))
+    assert len(snaps) == 5 and sum("joins the league" in x for x in lines) == 5
+    live = [e["name"] for e in seen[-1].stats() if e["name"].startswith("snapshot:")]
+    assert live == [f"snapshot:{p.stem}" for p in snaps[-2:]]
+    assert make_agent(f"ppo:{snaps[0]}").act_batch(np.zeros((1, 791), np.float32),
+                                                  np.ones((1, 322), bool)).shape == (1,)
+    assert sum(v for k, v in hands.items() if k.startswith("snapshot:")) > 0, hands
