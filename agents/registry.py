@@ -13,8 +13,9 @@
                                              it runs code stored in the file
     ppo:PATH,constraint=useful-shifts        its moves under a constraint (agents/constraints.py;
                                              constraint=none plays a constrained model free)
-    learned                                  the shipped model for the table it sits at
-                                             (agents/learned/models/, numpy only)
+    learned                                  the shipped generalist (every table of the rulebook),
+                                             or, without one, the shipped model for the table
+                                             it sits at (agents/learned/models/, numpy only)
     learned:teams=4                          the shipped 4-team model, at any table
     rllib:PATH                               an RLlib checkpoint (train/rllib_ppo.py --out DIR:
                                              DIR/checkpoint), greedy; needs ray[rllib]
@@ -111,10 +112,11 @@ def _learned_agent(spec: str, rest: str, seed=None):
     if opts.get("device", "cpu") != "cpu":
         raise ValueError(f"agent {spec!r}: device={opts['device']!r}: the shipped models play "
                          "in numpy on the CPU; device= takes only cpu")
-    from .learned.shipped import LearnedAgent
+    from .learned.shipped import LearnedAgent, generalist_model
     try:
         return LearnedAgent(models, None if teams is None else int(teams),
-                            deterministic=det == "true", seed=seed, name=spec)
+                            deterministic=det == "true", seed=seed, name=spec,
+                            generalist=generalist_model(MODELS_DIR))
     except ValueError as err:
         raise ValueError(f"agent {spec!r}: {err}") from err.__cause__
 

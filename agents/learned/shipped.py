@@ -1,7 +1,10 @@
 """`learned`: the models shipped in agents/learned/models/ (docs/models.md), in the safe format
-(learned_<T>teams.npz + .json, read without pickle, played in numpy).
+(learned_<T>teams.npz + .json, and the generalist learned.npz + .json: read without pickle,
+played in numpy).
 
-Plain `learned` picks, row by row, the model trained for the table the seat sits at: the
+Where the generalist ships (learned.npz, trained over the rulebook's table formats: its JSON
+lists them), plain `learned` plays it at every table, under the constraint its file names
+(agents/constraints.py). Without it, plain `learned` picks, row by row, the model trained for the table the seat sits at: the
 observation says it (nertz_env/core/observe.py: num_teams / 8 and the two-player-team flag in
 the self segment). At a table no shipped model was trained for it plays the nearest one (by
 team count, ties to the larger) and warns once per table format, naming both tables: never a
@@ -18,7 +21,10 @@ import numpy as np
 from nertz_env.core.observe import OFF_SELF
 
 from ..base import Agent, check_batch
+from ..constraints import check_constraint, constrain
 from .ppo import load_weights_policy
+
+GENERALIST = 0                  # the generalist's key among LearnedAgent.policies
 
 _TEAMS, _PAIR = OFF_SELF + 7, OFF_SELF + 5
 
@@ -31,6 +37,12 @@ def shipped_models(models_dir) -> dict:
         if t.isdigit() and p.with_suffix(".json").is_file():
             out[int(t)] = p
     return out
+
+
+def generalist_model(models_dir):
+    """The generalist's .npz in models_dir (learned.npz with its .json), or None."""
+    p = Path(models_dir) / "learned.npz"
+    return p if p.is_file() and p.with_suffix(".json").is_file() else None
 
 
 def describe(teams: int, team_size: int) -> str:
@@ -46,20 +58,26 @@ def table_of_rows(observations) -> tuple:
 
 class LearnedAgent(Agent):
     """The shipped models as one agent (module docstring). models: {teams: .npz path};
-    teams: the one to play everywhere (by hand) or None (each table's own)."""
+    teams: the one to play everywhere (by hand) or None (the generalist where given, else
+    each table's own); generalist: the generalist's .npz or None."""
 
     def __init__(self, models: dict, teams=None, deterministic: bool = True, seed=None,
-                 name: str = "learned"):
+                 name: str = "learned", generalist=None):
         self.name = name
         self.by_hand = teams
         self.policies = {}
         self.tables = {}
+        self.constraints = {}
         ss = np.random.SeedSequence(seed) if seed is not None else None
+        if teams is None and generalist is not None:
+            models = {GENERALIST: generalist}
+            self.by_hand = GENERALIST
         for t, path in sorted(models.items()):
             if teams is not None and t != teams:
                 continue
             s = None if ss is None else ss.spawn(1)[0]
             self.policies[t] = load_weights_policy(path, deterministic, s)
+            self.constraints[t] = check_constraint(self.policies[t].meta.get("constraint"))
             table = self.policies[t].meta.get("table") or {"teams": t, "team_size": 1}
             self.tables[t] = (int(table["teams"]), int(table["team_size"]))
         self._warned = set()
@@ -93,5 +111,8 @@ class LearnedAgent(Agent):
         out = np.empty(len(obs), np.int64)
         for m in np.unique(pick):
             rows = np.flatnonzero(pick == m)
-            out[rows] = self.policies[int(m)].act_batch(obs[rows], masks[rows])
+            legal = masks[rows]
+            if self.constraints[int(m)]:
+                legal = constrain(obs[rows], legal, self.constraints[int(m)])
+            out[rows] = self.policies[int(m)].act_batch(obs[rows], legal)
         return out

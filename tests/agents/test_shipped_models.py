@@ -260,3 +260,29 @@ def test_the_package_ships_the_safe_files_and_no_pickles():
         rel = p.relative_to(root / "agents").as_posix()
         assert any(fnmatch.fnmatch(rel, pat) for pat in data), rel
     assert not any(fnmatch.fnmatch("learned/models/learned_2teams.zip", pat) for pat in data)
+
+
+def test_a_shipped_generalist_plays_every_table_under_its_constraint(tiny_models):
+    """learned.npz beside the per-table models: plain `learned` plays it at every table (no
+    warning), under the constraint its file names, exactly as ppo:learned.npz plays it;
+    learned:teams=N still picks that table's model by hand."""
+    meta = {**tiny_meta(hidden=(16,)), "table": None, "constraint": "useful-shifts"}
+    rng = np.random.default_rng(7)
+    arrays = {k: rng.normal(size=v).astype(np.float32) for k, v in array_shapes(meta).items()}
+    save_weights(tiny_models / "learned", meta, arrays)
+    bot = make_agent("learned")
+    free = make_agent(f"ppo:{tiny_models / 'learned.npz'},constraint=none")
+    differs = 0
+    for teams, kw in ((2, {}), (3, {}), (4, {}), (2, {"team_sizes": (2, 2)})):
+        obs, masks = positions(teams, n=24, steps=30, **kw)
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            got = bot.act_batch(obs, masks)
+        want = make_agent(f"ppo:{tiny_models / 'learned.npz'}").act_batch(obs, masks)
+        np.testing.assert_array_equal(got, want)
+        differs += int((free.act_batch(obs, masks) != got).sum())
+    assert differs > 0                        # the constraint changed some moves
+    obs, masks = positions(2)
+    np.testing.assert_array_equal(make_agent("learned:teams=2").act_batch(obs, masks),
+                                  make_agent(f"ppo:{tiny_models / 'learned_2teams.npz'}")
+                                  .act_batch(obs, masks))
