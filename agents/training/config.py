@@ -74,6 +74,9 @@ class TrainConfig:
     shift counts as a card move for the idle rule (R27), so a learner that shifts back and
     forth keeps a stuck table from its burns until max_ticks; a small cost breaks the tie
     between such a shift and a flip or a wait"""
+    critic_warmup: int = 0
+    """env steps at the start in which only the critic learns, the actor kept as init gave
+    it (a start from an actor whose critic is fresh); the lean PPO only"""
     constraint: str | None = None
     """a constraint the learner plays under (agents/constraints.py: useful-shifts,
     never-withhold, keep-stream): its masks pass through it in training, and the saved model
@@ -251,7 +254,8 @@ def check_config(c: TrainConfig) -> None:
     ints = {"seed": 0, "timesteps": 1, "num_envs": 1, "teams": 2, "bc_rows": 0, "bc_epochs": 1,
             "bc_batch_size": 1, "n_steps": 2, "batch_size": 2, "n_epochs": 1,
             "checkpoint_every": 0, "eval_every": 0, "eval_deals": 2, "eval_league_deals": 0,
-            "eval_seed": 0, "torch_threads": 1, "snapshot_every": 0, "max_snapshots": 1}
+            "eval_seed": 0, "torch_threads": 1, "snapshot_every": 0, "max_snapshots": 1,
+                "critic_warmup": 0}
     for name, lo in ints.items():
         v = getattr(c, name)
         if not _is_int(v) or v < lo:
@@ -290,7 +294,8 @@ def check_config(c: TrainConfig) -> None:
             c.constraint = None
     if c.partner not in PARTNERS:
         raise ValueError(f"partner={c.partner!r} must be one of {', '.join(PARTNERS)}")
-    lean_only = [n for n in ("formats", "init", "shift_cost", "constraint") if getattr(c, n)]
+    lean_only = [n for n in ("formats", "init", "shift_cost", "constraint", "critic_warmup")
+                 if getattr(c, n)]
     if c.partner != "league":
         lean_only.append("partner")
     if c.learner == "sb3" and lean_only:

@@ -53,7 +53,7 @@ USED = ("out", "seed", "timesteps", "num_envs", "teams", "max_ticks", "reward", 
         "formats", "init", "n_steps", "batch_size", "n_epochs", "learning_rate", "gamma",
         "gae_lambda", "clip_range", "ent_coef", "vf_coef", "net_arch", "torch_threads",
         "checkpoint_every", "shift_cost", "constraint", "partner", "snapshot_every",
-        "max_snapshots")
+        "max_snapshots", "critic_warmup")
 OFF = {"learner": "lean", "bc_rows": 0, "snapshot_every": 0, "eval_every": 0,
        "checkpoint_every": 0, "progress": False, "tensorboard": False}  # checkpoints: step_N.npz
 
@@ -312,7 +312,9 @@ def train(args: TrainConfig, log=print, on_rollout=None, max_grad_norm: float = 
                 # exp of a -1e8 (illegal) log-probability takes a slow path: clamp, then zero
                 probs = logp_all.clamp(min=-80.0).exp().masked_fill(~b_mask[mb], 0.0)
                 entropy = -(probs * logp_all).sum(dim=1).mean()
-                loss = pg_loss + args.vf_coef * v_loss - args.ent_coef * entropy
+                loss = args.vf_coef * v_loss
+                if step > cfg.critic_warmup:           # after the warm-up the actor learns too
+                    loss = loss + pg_loss - args.ent_coef * entropy
                 optim.zero_grad()
                 loss.backward()
                 nn.utils.clip_grad_norm_(params, max_grad_norm)
@@ -320,7 +322,7 @@ def train(args: TrainConfig, log=print, on_rollout=None, max_grad_norm: float = 
         pg_loss, v_loss, entropy = pg_loss.detach(), v_loss.detach(), entropy.detach()
         t_update += time.perf_counter() - t2
         if next_checkpoint is not None and step >= next_checkpoint:
-            save_actor(actor, cfg, checkpoints / f"step_{step}.npz", step)
+            save_actor(actor, cfg, checkpoints / f"step_{step}.npz", step, critic)
             next_checkpoint = (step // args.checkpoint_every + 1) * args.checkpoint_every
         if next_snapshot is not None and step >= next_snapshot:
             snap = save_actor(actor, cfg, Path(args.out) / "snapshots" / f"step_{step}.npz", step)
@@ -344,7 +346,7 @@ def train(args: TrainConfig, log=print, on_rollout=None, max_grad_norm: float = 
         bar.close()
         log.bar = None
     env.close()
-    return save_actor(actor, cfg, Path(args.out) / "final.npz", step)
+    return save_actor(actor, cfg, Path(args.out) / "final.npz", step, critic)
 
 
 def networks(cfg: TrainConfig, obs_size: int, n_actions: int, sparse: bool = True) -> tuple:
@@ -359,10 +361,17 @@ def networks(cfg: TrainConfig, obs_size: int, n_actions: int, sparse: bool = Tru
     return _mlp(nn, sizes, n_actions, 0.01, first), _mlp(nn, sizes, 1, 1.0, first)
 
 
-def save_actor(actor, cfg: TrainConfig, path, steps: int) -> Path:
+def critic_path(path) -> Path:
+    """Where the critic of the actor saved at path lies: critics/NAME.npz beside it."""
+    p = Path(path)
+    return p.parent / "critics" / p.name
+
+
+def save_actor(actor, cfg: TrainConfig, path, steps: int, critic=None) -> Path:
     """The actor in the safe format at path (NAME.npz + NAME.json); returns the .npz. With
     formats its table and rules are null (it plays every table) and the formats are listed
-    in its provenance."""
+    in its provenance. critic: saved too, as critics/NAME.npz (the same format, one output;
+    `init` reads it back, so a run continues with its value function)."""
     from agents.learned.weights import save_weights
     from nertz_env.actions import N_ACTIONS
     from nertz_env.core.observe import OBS_DIM
@@ -378,23 +387,35 @@ def save_actor(actor, cfg: TrainConfig, path, steps: int) -> Path:
                                  None if cfg.formats else cfg.teams)
     if cfg.constraint:
         meta["constraint"] = cfg.constraint
+    if critic is not None:
+        cmeta, carrays = policy_arrays(critic, cfg.net_arch, OBS_DIM, 1,
+                                       {**provenance, "role": "critic"}, None, None)
+        critic_path(path).parent.mkdir(parents=True, exist_ok=True)
+        save_weights(critic_path(path), cmeta, carrays)
     return save_weights(path, meta, arrays)[0]
 
 
 def start_from(actor, critic, path) -> str:
     """Copy a saved model's weights into the fresh actor (and critic): an SB3 zip (read
     without unpickling: agents/learned/sb3_zip.py) gives both, a safe-format .npz the actor
-    (the critic stays fresh). ValueError naming the file when its shapes differ. Returns
-    the line to log."""
+    and, where critics/NAME.npz lies beside it (save_actor), the critic (else the critic
+    starts fresh). ValueError naming the file when its shapes differ. Returns the line to
+    log."""
     import torch
     from agents.learned.weights import is_weights, load_weights
     linears = [[m for m in net if hasattr(m, "weight")] for net in (actor, critic)]
     if is_weights(path):
-        _, arrays = load_weights(path)
         n = len(linears[0]) - 1
-        src = [[(arrays[f"hidden{i}_weight"], arrays[f"hidden{i}_bias"]) for i in range(n)]
-               + [(arrays["action_weight"], arrays["action_bias"])]]
-        what = "the actor (the critic starts fresh)"
+        src = []
+        for f in (path, critic_path(path)):
+            if f == critic_path(path) and not (Path(f).is_file()
+                                               and Path(f).with_suffix(".json").is_file()):
+                break
+            _, arrays = load_weights(f)
+            src.append([(arrays[f"hidden{i}_weight"], arrays[f"hidden{i}_bias"])
+                        for i in range(n)] + [(arrays["action_weight"], arrays["action_bias"])])
+        what = ("the actor and the critic (critics/ beside it)" if len(src) == 2
+                else "the actor (the critic starts fresh)")
     else:
         from agents.learned.sb3_zip import load_sb3
         pol = load_sb3(path).policy

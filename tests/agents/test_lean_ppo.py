@@ -176,3 +176,22 @@ def test_snapshots_join_the_league_and_are_played(tmp_path, monkeypatch):
     assert make_agent(f"ppo:{snaps[0]}").act_batch(np.zeros((1, 791), np.float32),
                                                   np.ones((1, 322), bool)).shape == (1,)
     assert sum(v for k, v in hands.items() if k.startswith("snapshot:")) > 0, hands
+
+
+def test_a_run_continues_with_its_critic_and_a_warmup_keeps_the_actor(run, tmp_path):
+    """final.npz's critic lies in critics/final.npz; init=final.npz reads both back; with
+    critic_warmup covering the run only the critic moves (the saved actor is the init's)."""
+    from agents.training.lean_ppo import critic_path
+    npz, _, _ = run
+    assert critic_path(npz).is_file() and load_weights(critic_path(npz))[0]["action_size"] == 1
+    lines = []
+    out = train(tiny(tmp_path, "warm", init=str(npz), critic_warmup=256), log=lines.append)
+    assert any("the actor and the critic" in x for x in lines)
+    a0, a1 = load_weights(npz)[1], load_weights(out)[1]
+    assert all(np.array_equal(a0[k], a1[k]) for k in a0)
+    c0, c1 = load_weights(critic_path(npz))[1], load_weights(critic_path(out))[1]
+    assert not all(np.array_equal(c0[k], c1[k]) for k in c0)
+    out2 = train(tiny(tmp_path, "cold", init=str(npz)), log=lines.append)
+    assert not all(np.array_equal(a0[k], load_weights(out2)[1][k]) for k in a0)
+    with pytest.raises(ValueError, match="sizes|322"):
+        make_agent(f"ppo:{critic_path(npz)}")
