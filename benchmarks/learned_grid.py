@@ -39,8 +39,9 @@ GRID = [
     ("no flow rules, 2 teams", 2, "even", {"flow_rules": False}),
     ("no flow rules, 4 teams", 4, "even", {"flow_rules": False}),
 ]
-HELD_OUT = [
-    ("7 teams", 7, "even", {}), ("8 teams", 8, "even", {}),
+HELD_OUT = [          # formats the 'rulebook' training preset does not hold (formats.py)
+    ("River 5, 6 teams", 6, "even", {"river_size": 5}),
+    ("no stacking, 3 teams", 3, "even", {"stacking": False}),
     ("4 teams of 2", 4, "even", {"team_sizes": [2, 2, 2, 2]}),
     ("teams of 2, 1, 1", 3, "even", {"team_sizes": [2, 1, 1]}),
     ("River 5, 3 teams", 3, "even", {"river_size": 5}),

@@ -94,3 +94,25 @@ def test_learning_curve_pairs_each_step_with_its_quarter_and_orients_the_differe
     assert all((r["diff"], r["ci_low"], r["ci_high"]) == (1.5, 1.0, 2.0) for r in rows)
     assert played[1][0].endswith("final.npz") and played[2][3] == 3      # river-builder joins
     assert "| 2 | 8,000,000 | 2,000,000 | +1.50 [+1.00, +2.00] | 7 |" in capsys.readouterr().out
+
+
+def test_the_grids_held_out_formats_are_not_trained_on():
+    """Every HELD_OUT cell of benchmarks/learned_grid.py is a table the 'rulebook' training
+    preset does not hold (so "held out" means it), and every GRID cell is one it holds."""
+    from agents.training.formats import resolve
+    from benchmarks.learned_grid import GRID, HELD_OUT
+
+    def fmt(teams, speeds, rules):
+        seats = teams * (rules.get("team_sizes", [1])[0] if "team_sizes" in rules else 1)
+        f = {"num_teams": teams, **rules}
+        if speeds == "mixed":
+            f["speeds"] = [1 + s % 2 for s in range(seats)]
+        elif speeds != "even":
+            f["speeds"] = [int(x) for x in speeds.split(",")]
+        return f
+
+    trained = [{k: v for k, v in f.items() if k != "seat"} for f in resolve("rulebook")]
+    for name, teams, speeds, rules in HELD_OUT:
+        assert fmt(teams, speeds, rules) not in trained, name
+    for name, teams, speeds, rules in GRID:
+        assert fmt(teams, speeds, rules) in trained, name
