@@ -378,7 +378,8 @@ def save_actor(actor, cfg: TrainConfig, path, steps: int, critic=None) -> Path:
     Path(path).parent.mkdir(parents=True, exist_ok=True)
     provenance = {"algorithm": "lean_ppo", "num_timesteps": int(steps), "seed": int(cfg.seed),
                   "opponents": [str(o) for o in cfg.opponents], "reward": cfg.reward,
-                  "init": str(cfg.init or "")}
+                  "init": str(cfg.init or ""), "partner": cfg.partner,
+                  "shift_cost": float(cfg.shift_cost), "snapshot_every": int(cfg.snapshot_every)}
     if cfg.formats:
         from .formats import describe, resolve
         provenance["formats"] = [describe(f) for f in resolve(cfg.formats)]
