@@ -2,8 +2,8 @@
 against river-builder in that seat, on the same duplicate deals (the experiment design of
 agents/arena/experiment.py: the focal seat at every team position of every deal).
 
-    python -m benchmarks.learned_grid --agents "generalist=ppo:runs/generalist1/final.npz;learned" \
-        --deals 1000 --out benchmarks/results/learned_grid.json
+    python -m benchmarks.learned_grid --agents "generalist=ppo:runs/generalist2/final.npz;learned" \
+        --deals 1000 --out benchmarks/results/learned_grid.json --plot docs/learned_grid.png
 
 Per cell and agent: the paired difference in points per hand (agent minus river-builder in
 the focal seat, 95% t-interval over deals: the deal is the independent unit), and the share
@@ -91,6 +91,19 @@ def play_cell(agents: dict, teams, speeds, rules, deals, seed) -> list:
     return rows
 
 
+def plot(rows, path, title) -> None:
+    """The grid as a forest plot (agents/arena/effects.py plot_forest), one line per (cell,
+    agent); filled: the interval excludes 0."""
+    from agents.arena.effects import plot_forest
+    shown = [{"outcome": "points", "treatment": r["cell"] + (" (held out)" if r["kind"] ==
+                                                             "held-out" else ""),
+              "opponents": r["treatment"], "teams": "", "speeds": "", "rules": "", "mode": "",
+              "effect": r["effect"], "ci_low": r["ci_low"], "ci_high": r["ci_high"],
+              "holm": r["ci_low"] > 0 or r["ci_high"] < 0} for r in rows]
+    plot_forest(shown, path, title, caption="points per hand, agent minus river-builder in the "
+                "seat, 95% CI over deals; filled: the interval excludes 0")
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--agents", default="learned",
@@ -101,7 +114,16 @@ def main(argv=None) -> int:
     ap.add_argument("--only-held-out", action="store_true")
     ap.add_argument("--cells", default="", help="only cells whose name holds this text")
     ap.add_argument("--out", default="")
+    ap.add_argument("--plot", default="", help="a forest plot of the effects (PNG)")
+    ap.add_argument("--replot", default="", metavar="JSON",
+                    help="only draw --plot from the rows of an earlier --out file")
     a = ap.parse_args(argv)
+    if a.replot:
+        from nertz_env.files import json_loads_bounded, read_capped
+        done = json_loads_bounded(read_capped(a.replot, 16 << 20, "grid results"), a.replot)
+        plot(done["rows"], a.plot, f"one seat among river-builders, against river-builder in "
+             f"that seat; {done['deals']} deals per cell, seed {done['seed']}")
+        return 0
 
     from nertz_env.files import write_json
     agents = {}
@@ -127,6 +149,9 @@ def main(argv=None) -> int:
     took = time.perf_counter() - t0
     print(f"\n{len(cells)} cells x {len(agents)} agents, {a.deals} deals each, seed {a.seed}: "
           f"{took:,.0f} s")
+    if a.plot:
+        plot(rows, a.plot, f"one seat among river-builders, against river-builder in that seat; "
+             f"{a.deals} deals per cell, seed {a.seed}")
     if a.out:
         write_json(a.out, {"command": "python -m benchmarks.learned_grid "
                            + " ".join(argv if argv is not None else os.sys.argv[1:]),

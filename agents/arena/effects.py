@@ -141,9 +141,12 @@ def format_effects(rows: list, spec: ExperimentSpec | None = None, *,
     return "\n".join(lines) if markdown else report.fit_lines("\n".join(lines))
 
 
-def plot_forest(rows: list, path, title: str = "") -> None:
+def plot_forest(rows: list, path, title: str = "",
+                caption: str = "effect (treatment - baseline); filled: significant after Holm"
+                ) -> None:
     """A forest plot: one panel per outcome, one line per (treatment, cell), effect and 95%
-    interval; filled markers are Holm-significant, a dotted line marks no effect."""
+    interval; filled markers are those whose `holm` is true (Holm-significant unless the
+    caption says otherwise), a dotted line marks no effect."""
     import textwrap
 
     require("matplotlib", "matplotlib", "the forest plot (forest.png)")
@@ -176,8 +179,7 @@ def plot_forest(rows: list, path, title: str = "") -> None:
     axes[0].set_yticks(range(n))
     axes[0].set_yticklabels(labels, fontsize=8)
     axes[0].invert_yaxis()
-    fig.text(0.5, 0.005, "effect (treatment - baseline); filled: significant after Holm",
-             ha="center", fontsize=8)
+    fig.text(0.5, 0.005, caption, ha="center", fontsize=8)
     if title:
         fig.suptitle("\n".join(textwrap.wrap(title, max(40, int(width * 11)))), fontsize=10)
     fig.tight_layout(rect=(0, 0.03, 1, 1))
