@@ -163,5 +163,5 @@ def constrain(observations, masks, constraint) -> np.ndarray:
         raise ValueError(f"constrain: observations [n, {OBS_DIM}] and masks [n, {N_ACTIONS}], "
                          f"got {obs.shape} and {m.shape}")
     out = np.empty(m.shape, np.bool_)
-    _constrain(obs, np.ascontiguousarray(m), int(cid), out)
+    _constrain(obs, np.ascontiguousarray(m, np.bool_), int(cid), out)   # one signature
     return out

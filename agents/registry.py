@@ -17,6 +17,8 @@
                                              or, without one, the shipped model for the table
                                              it sits at (agents/learned/models/, numpy only)
     learned:teams=4                          the shipped 4-team model, at any table
+    learned:model=per-table                  each table's own shipped model (2 or 4 teams),
+                                             the nearest elsewhere, with a warning
     rllib:PATH                               an RLlib checkpoint (train/rllib_ppo.py --out DIR:
                                              DIR/checkpoint), greedy; needs ray[rllib]
     rllib:PATH,policy=team0,deterministic=false   one policy of several; sampled moves
@@ -57,7 +59,7 @@ from .specs import checked_options, path_options, split_specs
 
 KINDS = (*CORE_KINDS, "ppo", "learned", "rllib")
 MODELS_DIR = Path(__file__).resolve().parent / "learned" / "models"    # the shipped models (docs/models.md)
-LEARNED_OPTIONS = ("teams", "deterministic", "device")
+LEARNED_OPTIONS = ("teams", "deterministic", "device", "model")
 PPO_OPTIONS = ("deterministic", "device", "trust", "constraint")
 _TRUST = {"yes": True, "true": True, "no": False, "false": False}
 _DEVICE = re.compile(r"cpu|auto|cuda(:\d+)?")
@@ -112,11 +114,17 @@ def _learned_agent(spec: str, rest: str, seed=None):
     if opts.get("device", "cpu") != "cpu":
         raise ValueError(f"agent {spec!r}: device={opts['device']!r}: the shipped models play "
                          "in numpy on the CPU; device= takes only cpu")
+    model = opts.get("model", "generalist")
+    if model not in ("generalist", "per-table"):
+        raise ValueError(f"agent {spec!r}: model={model!r} must be generalist (one model for "
+                         "every table) or per-table (each table's own model, the nearest "
+                         "elsewhere)")
     from .learned.shipped import LearnedAgent, generalist_model
     try:
         return LearnedAgent(models, None if teams is None else int(teams),
                             deterministic=det == "true", seed=seed, name=spec,
-                            generalist=generalist_model(MODELS_DIR))
+                            generalist=generalist_model(MODELS_DIR) if model == "generalist"
+                            else None)
     except ValueError as err:
         raise ValueError(f"agent {spec!r}: {err}") from err.__cause__
 

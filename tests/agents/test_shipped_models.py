@@ -178,6 +178,8 @@ z = np.zeros((1, 4), np.float32)
 sparse.first_layer(z, np.zeros((4, 2), np.float32), np.zeros(2, np.float32))
 sparse.legal_argmax(np.zeros((1, 2), np.float32), np.zeros((3, 2), np.float32),
                     np.zeros(3, np.float32), np.ones((1, 3), bool))
+from agents.constraints import constrain  # the generalist's constraint kernel too
+constrain(np.zeros((1, 791), np.float32), np.ones((1, 322), np.int8), "useful-shifts")
 
 
 def refuse(*a, **k):
@@ -192,7 +194,8 @@ try:
     torch.load = refuse
 except ImportError:
     pass
-for teams, spec in ((2, "learned"), (4, "learned:teams=4"), (4, "learned")):
+for teams, spec in ((2, "learned"), (4, "learned:teams=4"), (4, "learned"), (3, "learned"),
+                    (2, "learned:model=per-table")):
     r = play(spec, teams)
     assert r.ticks.min() > 0 and r.ticks.max() < 3000, r.ticks      # every hand ended
     print(spec, teams, "hands", len(r.ticks), "ticks", int(r.ticks.max()))
@@ -286,3 +289,19 @@ def test_a_shipped_generalist_plays_every_table_under_its_constraint(tiny_models
     np.testing.assert_array_equal(make_agent("learned:teams=2").act_batch(obs, masks),
                                   make_agent(f"ppo:{tiny_models / 'learned_2teams.npz'}")
                                   .act_batch(obs, masks))
+    np.testing.assert_array_equal(make_agent("learned:model=per-table").act_batch(obs, masks),
+                                  make_agent("learned:teams=2").act_batch(obs, masks))
+    with pytest.raises(ValueError, match="model='best' must be generalist .* or per-table"):
+        make_agent("learned:model=best")
+
+
+def test_the_package_ships_the_generalist():
+    """agents/learned/models/learned.npz: the safe format, a model for every table (table
+    null), its training formats and its constraint in the JSON; plain `learned` plays it."""
+    from agents.learned.shipped import GENERALIST, generalist_model
+    path = generalist_model(registry.MODELS_DIR)
+    meta = json.loads(path.with_suffix(".json").read_text())
+    assert meta["table"] is None and meta["constraint"] == "useful-shifts"
+    assert len(meta["provenance"]["formats"]) == 23 and path.stat().st_size < 1_000_000
+    bot = make_agent("learned")
+    assert list(bot.policies) == [GENERALIST]
