@@ -9,7 +9,8 @@ waste top and River in full), so it needs no table state. A row whose every lega
 constraint would forbid keeps its masks unchanged (a constraint never leaves a seat without
 a move; Wait is always legal, R17, and only never-withhold forbids it).
 
-CONSTRAINTS: name -> Constraint(id, rule ids it touches, what it forbids):
+CONSTRAINTS: name -> Constraint(id, rule ids it touches, what it forbids); names joined by '+'
+combine (a move any of them forbids is forbidden):
 
 - useful-shifts: River shifts (R14) only where they serve the Nertz pile, as river-builder's
   are: the whole column onto a non-empty column (a column freed for the Nertz top) unless
@@ -59,13 +60,19 @@ CONSTRAINTS = {
 
 
 def check_constraint(name, where: str = "constraint") -> int:
-    """The id of a constraint name (None or "": 0, no constraint); ValueError naming `where`."""
+    """The bit mask of a constraint name, or of several joined by '+' ("useful-shifts+
+    never-withhold": a move any of them forbids is forbidden); None, "" or "none": 0, no
+    constraint. ValueError naming `where` otherwise."""
     if name is None or name == "" or name == "none":
         return 0
-    if not isinstance(name, str) or name not in CONSTRAINTS:
-        raise ValueError(f"{where}={name!r} is not a constraint; constraints: "
-                         f"{', '.join(CONSTRAINTS)} (or none)")
-    return CONSTRAINTS[name].id
+    parts = name.split("+") if isinstance(name, str) else [name]
+    bits = 0
+    for part in parts:
+        if not isinstance(part, str) or part.strip() not in CONSTRAINTS:
+            raise ValueError(f"{where}={name!r} is not a constraint; constraints: "
+                             f"{', '.join(CONSTRAINTS)}, several joined by '+', or none")
+        bits |= 1 << (CONSTRAINTS[part.strip()].id - 1)
+    return bits
 
 
 @njit(cache=True, inline="always", error_model="numpy")
@@ -103,34 +110,30 @@ def _source_top(row, src):
 
 
 @njit(cache=True, inline="always", error_model="numpy")
-def _forbidden(a, row, mrow, cid, n_top, w_top):
+def _forbidden(a, row, mrow, bits, n_top, w_top):
     kd, src, dst, i, length = decode(a)
-    if cid == 1:
-        if kd != KIND_SHIFT:
-            return False
+    if bits & 1 and kd == KIND_SHIFT:                                 # useful-shifts
         if n_top == NO_CARD:
             return True
         if i == 0:
             target = _source_top(row, SRC_RIVER0 + dst)
-            return target == NO_CARD or can_build_on(n_top, target)
-        return not can_build_on(n_top, _river(row, src - SRC_RIVER0, i - 1))
-    if cid == 2:
-        if mrow[lake_id(SRC_WASTE)] == 0:
-            return False
-        return not ((kd == KIND_LAKE and src == SRC_WASTE) or kd == KIND_CALL)
-    if cid == 3:
-        if w_top == NO_CARD or n_top == NO_CARD or not can_build_on(n_top, w_top):
-            return False
-        river_ok = False
+            if target == NO_CARD or can_build_on(n_top, target):
+                return True
+        elif not can_build_on(n_top, _river(row, src - SRC_RIVER0, i - 1)):
+            return True
+    if bits & 2 and mrow[lake_id(SRC_WASTE)] != 0:                    # never-withhold
+        if not ((kd == KIND_LAKE and src == SRC_WASTE) or kd == KIND_CALL):
+            return True
+    if bits & 4 and w_top != NO_CARD and n_top != NO_CARD and can_build_on(n_top, w_top):
+        river_ok = False                                              # keep-stream
         for c in range(MAX_RIVER):
             if mrow[build_id(SRC_WASTE, c)] != 0:
                 river_ok = True
-        if not river_ok:
-            return False
-        if kd == KIND_LAKE:
-            return src == SRC_WASTE
-        if kd == KIND_STACK:
-            return in_run(w_top, _source_top(row, src), length)
+        if river_ok:
+            if kd == KIND_LAKE and src == SRC_WASTE:
+                return True
+            if kd == KIND_STACK and in_run(w_top, _source_top(row, src), length):
+                return True
     return False
 
 
@@ -151,8 +154,8 @@ def _constrain(obs, masks, cid, out):
 
 def constrain(observations, masks, constraint) -> np.ndarray:
     """The masks (bool [n, N_ACTIONS]) with the moves `constraint` forbids cleared (module
-    docstring); constraint: a name, an id from check_constraint, or None/0 (the masks as
-    given, as bool)."""
+    docstring); constraint: a name (or several joined by '+'), a bit mask from
+    check_constraint, or None/0 (the masks as given, as bool)."""
     cid = constraint if isinstance(constraint, (int, np.integer)) else check_constraint(
         constraint)
     m = np.asarray(masks)

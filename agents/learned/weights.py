@@ -132,9 +132,13 @@ def check_meta(meta, what: str) -> dict:
         bad("table", "null or {\"teams\": 2..8, \"team_size\": 1 or 2}")
     constraint = meta.get("constraint")
     if constraint is not None:
-        from ..constraints import CONSTRAINTS
-        if constraint not in CONSTRAINTS:
-            bad("constraint", f"null or one of {', '.join(CONSTRAINTS)}")
+        from ..constraints import CONSTRAINTS, check_constraint
+        try:
+            ok = isinstance(constraint, str) and check_constraint(constraint) > 0
+        except ValueError:
+            ok = False
+        if not ok:
+            bad("constraint", f"null or one of {', '.join(CONSTRAINTS)} (several joined by '+')")
     for key in ("rules", "provenance"):
         v = meta.get(key)
         if v is not None and not (isinstance(v, dict) and all(

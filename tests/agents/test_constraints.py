@@ -216,3 +216,23 @@ def test_never_withhold_and_useful_shifts_from_layouts():
     legal, kept = _allowed(layout, "useful-shifts")
     assert {"river3:0>river1", "river3:0>river0"} <= legal
     assert "river3:0>river1" not in kept and "river3:0>river0" not in kept
+
+
+def test_constraints_combine_with_plus():
+    """'a+b' forbids what either forbids: the masks are a's and b's together (where that
+    leaves a move), and the bit masks add up."""
+    assert check_constraint("useful-shifts+never-withhold") == (
+        check_constraint("useful-shifts") | check_constraint("never-withhold"))
+    rows = both_bind = 0
+    for _, obs, masks in positions(RulesConfig(num_teams=2), seed=5):
+        a = constrain(obs, masks, "useful-shifts")
+        b = constrain(obs, masks, "never-withhold")
+        got = constrain(obs, masks, "useful-shifts+never-withhold")
+        want = a & b
+        keep = want.any(axis=1)
+        np.testing.assert_array_equal(got[keep], want[keep])
+        both_bind += int(((a != masks.astype(bool)).any(1) & (b != masks.astype(bool)).any(1)).sum())
+        rows += len(obs)
+    assert rows >= 1000 and both_bind > 0
+    with pytest.raises(ValueError, match="several joined by"):
+        check_constraint("useful-shifts+sometimes")
