@@ -22,6 +22,12 @@ combine (a move any of them forbids is forbidden):
 - never-withhold: a legal waste-to-Lake play (R10) is the move (Call stays allowed).
 - keep-stream: a waste top that the Nertz top builds on never goes to the Lake, alone or in a
   stack (R10, R16), while it can go to the River (R11).
+- split-roles: in a two-player team (R4) each partner works only its own role's cards: the
+  seat holding the Stream flips and plays the waste top (to the Lake or the River), no
+  Nertz or River card and no stack; the seat holding the Nertz pile plays the Nertz pile
+  and the River, no waste card (alone or in a stack). Solo seats are not touched. R4 lets
+  either partner play any of the team's available cards; this is the strict division of
+  labour, against which the free team's sharing is measured.
 
 Imports nertz_env only (numba kernels over the observation layout and the action codec).
 """
@@ -32,9 +38,10 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
-from nertz_env.core.codec import (KIND_CALL, KIND_LAKE, KIND_SHIFT, KIND_STACK, N_ACTIONS,
+from nertz_env.core.codec import (KIND_BUILD, KIND_CALL, KIND_LAKE, KIND_SHIFT, KIND_STACK,
+                                  N_ACTIONS,
                                   build_id, decode, lake_id)
-from nertz_env.core.observe import CARD_F, OBS_DIM, OFF_NERTZ, OFF_RIVER, OFF_WASTE
+from nertz_env.core.observe import CARD_F, OBS_DIM, OFF_NERTZ, OFF_RIVER, OFF_SELF, OFF_WASTE
 from nertz_env.core.policies import in_run
 from nertz_env.core.rules import can_build_on
 from nertz_env.encoding import MAX_RIVER, NO_CARD, SRC_NERTZ, SRC_RIVER0, SRC_WASTE
@@ -56,6 +63,9 @@ CONSTRAINTS = {
     "keep-stream": Constraint(3, ("R10", "R11", "R16"), "the waste top to the Lake (alone or in "
                               "a stack) while the Nertz top builds on it and it can go to the "
                               "River"),
+    "split-roles": Constraint(4, ("R4", "R16"), "at a two-player team, the Stream holder's "
+                              "moves of Nertz or River cards and its stacks, and the Nertz "
+                              "holder's moves of the waste top (alone or in a stack)"),
 }
 
 
@@ -134,6 +144,13 @@ def _forbidden(a, row, mrow, bits, n_top, w_top):
                 return True
             if kd == KIND_STACK and in_run(w_top, _source_top(row, src), length):
                 return True
+    if bits & 8 and row[OFF_SELF + 5] > 0.5 and (                   # split-roles
+            kd == KIND_LAKE or kd == KIND_BUILD or kd == KIND_SHIFT or kd == KIND_STACK):
+        if row[OFF_SELF + 3] > 0.5:                                   # holds the Stream
+            return kd == KIND_SHIFT or kd == KIND_STACK or src != SRC_WASTE
+        if src == SRC_WASTE or (kd == KIND_STACK and w_top != NO_CARD and
+                                in_run(w_top, _source_top(row, src), length)):
+            return True
     return False
 
 

@@ -64,6 +64,10 @@ def effect_interval(treat: np.ndarray, base: np.ndarray, scale: np.ndarray) -> d
         r_half = stats.t_quantile_975(n - 1) * float(z.std(ddof=1)) / math.sqrt(n)
         out.update(relative_pct=100 * ratio, relative_ci_low=100 * (ratio - r_half),
                    relative_ci_high=100 * (ratio + r_half))
+    # each side's own mean over deals: what an arm scores, not only how it differs (a
+    # fast seat's relative points among copies of itself is the worth of its speed)
+    out["baseline_half_width"] = stats.mean_ci(base)[1] if n > 1 else float("nan")
+    out["treatment_half_width"] = stats.mean_ci(treat)[1] if n > 1 else float("nan")
     return out
 
 
@@ -94,6 +98,14 @@ def _pm(x, spec=".3f"):
     return "-" if x is None or not math.isfinite(x) else format(x, "+" + spec)
 
 
+def _mean(row, side) -> str:
+    """An arm's mean with its 95% half-width over deals (rows written before 2026-12-03
+    hold the mean only)."""
+    half = row.get(f"{side}_half_width")
+    m = f"{row[f'{side}_mean']:.3f}"
+    return m if half is None or not math.isfinite(half) else f"{m} +-{half:.3f}"
+
+
 def format_effects(rows: list, spec: ExperimentSpec | None = None, *,
                    markdown: bool = False) -> str:
     """The effects table: one line per row; columns that never vary go to the header.
@@ -112,7 +124,7 @@ def format_effects(rows: list, spec: ExperimentSpec | None = None, *,
         verdict = "-" if not math.isfinite(r["p"]) else (
             ("better" if r["effect"] > 0 else "worse") if r["holm"] else "n.s.")
         body.append([str(r[k]) for k in varying] + [
-            str(r["deals"]), f"{r['baseline_mean']:.3f}", f"{r['treatment_mean']:.3f}",
+            str(r["deals"]), _mean(r, "baseline"), _mean(r, "treatment"),
             f"{_pm(r['effect'])} [{_pm(r['ci_low'])}, {_pm(r['ci_high'])}]", rel,
             "-" if not math.isfinite(r["p"]) else f"{r['p']:.2g}", verdict])
     lines = []
@@ -134,6 +146,8 @@ def format_effects(rows: list, spec: ExperimentSpec | None = None, *,
               "on the same deals with the same opponents; 95% CI over deals (the unit).",
               "outcomes: points = points per hand; relative = points per hand minus the mean "
               "of the other teams at the table; win = win share (games mode: games won).",
+              "means: each arm's mean outcome in the focal seat, +- its 95% half-width over "
+              "deals.",
               "relative %: the effect as a percentage of the baseline's mean points per hand "
               "(win: of its win share).",
               f"Holm: {n} intervals are shown; 'better'/'worse' = significant after Holm's "

@@ -20,7 +20,8 @@ Design
 - One seat among opponents: per cell, the lineups are (treatment_k, o1, o2, ...) for every
   treatment and (baseline, o1, o2, ...); each is played at its T cyclic rotations, so the
   focal agent holds every position once per deal (every speed of a speed mix) with the same
-  neighbours. All lineups play the same deals (same cards, same priority orders), so
+  neighbours; under a focal speed mix ("focal-fast", "focal-slow": experiment_spec.py) the
+  lineup plays at position 0 only, where the mix puts the focal team's speed. All lineups play the same deals (same cards, same priority orders), so
   treatment and baseline are compared on identical luck and identical opponents.
 - Holm: the verdicts control the family-wise error at 0.05 over every row of the table
   (treatments x cells x outcomes).
@@ -163,7 +164,10 @@ def cell_plan(spec: ExperimentSpec, cell: Cell) -> CellPlan:
         seats = []
         for focal in range(K + 1):
             lineup = (focal, *others)
-            seats.append([lineup[-r:] + lineup[:-r] if r else lineup for r in range(T)])
+            if cell.focal_speed:                 # the mix's focal team is position 0
+                seats.append([lineup])
+            else:
+                seats.append([lineup[-r:] + lineup[:-r] if r else lineup for r in range(T)])
     return CellPlan(specs, seats)
 
 

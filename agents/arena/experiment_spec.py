@@ -11,7 +11,8 @@ Spec (a TOML file, or the same keys as `nertz experiment` flags):
     baseline = "heuristic:withhold_stream=always"
     opponents = ["baseline", "greedy", ["greedy", "heuristic:style=river-builder"], "half"]
     teams = [2, 3, 4, 6]
-    speeds = ["even", "mixed"]     # or "1,2,1,3": one period per seat (R21)
+    speeds = ["even", "mixed"]     # or "1,2,1,3": one period per seat (R21); or
+                                   # "focal-fast" / "focal-slow" (below)
     modes = ["hands", "games"]
     outcomes = ["points", "relative", "win"]   # the first is the headline
 
@@ -21,6 +22,15 @@ Spec (a TOML file, or the same keys as `nertz experiment` flags):
     [rules.default]                # rules variants: RulesConfig fields (none: the defaults)
     [rules.river5]
     river_size = 5
+
+Speed mixes: "even" (every seat at period 1), "mixed" (seats alternate periods 1 and 2), a
+list of periods (one per seat), and two that follow the focal seat: "focal-fast" (the focal
+team's seats at period 1, every other seat at period 2) and "focal-slow" (the reverse). The
+other mixes belong to the table, and the focal seat takes every team position of a deal
+(every speed of the mix); a focal mix belongs to the focal seat, which then always sits at
+team position 0 (one seating per lineup and deal: the rules treat positions alike, R22
+draws the priority order afresh every tick, and the deal's cards are random). Not with
+opponents "half", which has no single focal seat.
 
 Plays nothing and builds no agent: agents/arena/experiment.py runs a spec.
 """
@@ -41,7 +51,8 @@ from .seatings import make_lineups, seatings
 
 OUTCOMES = ("points", "relative", "win")
 MODES = ("hands", "games")
-SPEED_MIXES = ("even", "mixed")
+SPEED_MIXES = ("even", "mixed", "focal-fast", "focal-slow")
+FOCAL_MIXES = ("focal-fast", "focal-slow")      # the focal seat's speed, not the table's
 SPEC_KEYS = ("name", "seed", "deals", "precision", "max_deals", "baseline", "treatments",
              "opponents", "teams", "speeds", "rules", "modes", "outcomes", "max_game_hands")
 OUTCOME_LABEL = {"points": "points per hand", "relative": "points per hand relative to the table",
@@ -101,7 +112,12 @@ class Cell:
     """One configuration of the grid: who sits around the focal seat and under which rules."""
     opponents: str                  # "baseline", "half" or the opponents' specs joined by "+"
     teams: int
-    speeds: str                     # "even", "mixed" or "1,2,..."
+    speeds: str                     # "even", "mixed", "focal-fast", "focal-slow" or "1,2,..."
+
+    @property
+    def focal_speed(self) -> bool:
+        """The speed mix follows the focal seat (at team position 0 in every seating)."""
+        return self.speeds in FOCAL_MIXES
     rules: str                      # the rules variant's name
     mode: str
 
@@ -156,13 +172,17 @@ class ExperimentSpec:
               and 2 <= t <= 8 else None, "distinct table sizes 2-8 (ints)")
         _grid("opponents", self.opponents, opponents_key, "distinct entries, each 'baseline', "
               "'half', an agent spec or a list of agent specs")
-        _grid("speeds", self.speeds, speeds_key, "distinct speed mixes, each 'even', 'mixed' or "
-              "one period per seat as a string '1,2,1,3' or a list [1, 2, 1, 3] (bare numbers are "
+        _grid("speeds", self.speeds, speeds_key, "distinct speed mixes, each 'even', 'mixed', "
+              "'focal-fast', 'focal-slow' or one period per seat as a string '1,2,1,3' or a list [1, 2, 1, 3] (bare numbers are "
               "no mix: speeds = ['1,2,1,3'] is one)")
         if "baseline" in self.opponents and self.baseline.strip() in map(opponents_key,
                                                                           self.opponents):
             raise _bad("opponents", self.opponents, f"'baseline' and {self.baseline.strip()!r} "
                        "(the baseline's spec) are the same opponents: each entry once")
+        if "half" in self.opponents and any(v in FOCAL_MIXES for v in self.speeds):
+            raise _bad("speeds", self.speeds, "'focal-fast' and 'focal-slow' set the focal "
+                       "seat's speed; opponents 'half' has no single focal seat: play them "
+                       "in another experiment")
         self._check_rules()
         n = (len(self.treatments) * len(self.opponents) * len(self.teams) * len(self.speeds)
              * len(self.rules) * len(self.modes))
@@ -232,7 +252,7 @@ class ExperimentSpec:
         if cell.opponents == "half":
             (lineup,) = make_lineups(2, cell.teams, "all-play-all")
             return K * len(seatings(lineup))
-        return (K + 1) * cell.teams
+        return (K + 1) * (1 if cell.focal_speed else cell.teams)
 
     def cell_hands(self, cell: Cell) -> int:
         """Hands a table's record holds in this cell: 1, or max_game_hands in games mode."""
@@ -250,6 +270,10 @@ class ExperimentSpec:
                 speeds = None
             elif cell.speeds == "mixed":
                 speeds = tuple(1 + s % 2 for s in range(seats))
+            elif cell.focal_speed:                  # the focal team sits at position 0
+                fast = cell.speeds == "focal-fast"
+                speeds = tuple((1 if fast else 2) if base.seat_team[s] == 0 else
+                               (2 if fast else 1) for s in range(seats))
             else:
                 speeds = tuple(int(x) for x in cell.speeds.split(","))
             return RulesConfig(num_teams=cell.teams, speeds=speeds, **kw)

@@ -1,10 +1,10 @@
 """Table formats to train over: one learner for every table of the rulebook.
 
 A format is a dict of RulesConfig fields (docs/rules.md) plus an optional "seat" (the
-learner's seat, default 0), e.g. {"num_teams": 3, "team_sizes": [2, 2, 2], "seat": 1}. A
-training run with `formats` (TrainConfig.formats: a list of such dicts, or the name of a
-preset in PRESETS) deals its num_envs tables out over the formats, as evenly as they go
-(format i gets num_envs // n tables, the first num_envs % n formats one more), each format
+learner's seat, default 0) and "weight" (an int >= 1, default 1), e.g. {"num_teams": 3,
+"team_sizes": [2, 2, 2], "seat": 1}. A training run with `formats` (TrainConfig.formats: a
+list of such dicts, or the name of a preset in PRESETS) deals its num_envs tables out over
+the formats, one each and the rest in proportion to their weights, each format
 its own NertzVecEnv + league (league.py make_env, the run's opponents at every other seat)
 seeded by SeedSequence([seed, format index]); `FormatsVecEnv` steps them all as one
 vector env. The observation is fixed-size for 2-8 teams and says the table's format
@@ -14,7 +14,9 @@ PRESETS["rulebook"] covers the rulebook's tables: 2 to 8 solo teams; two-player 
 and 3 teams, the learner in either seat of its team (R4's roles alternate by hand); River 5
 at 2 and 4 teams; mixed speeds (seats alternate periods 1 and 2) and uneven ones (one seat at
 period 1 among period-2 seats, the learner in it or not) at 2 and 4 teams (R21); stacking
-(R16) and the flow rules (R18, R19) off at 2 and 4 teams.
+(R16) and the flow rules (R18, R19) off at 2 and 4 teams. PRESETS["rulebook-weighted"] is
+the same formats with 2 solo teams at weight 5 and 4 solo teams at weight 3 (the tables the
+per-table models and most tournaments play: 17% and 10% of the tables instead of 4% each).
 
 Imports nertz_env and league.py; stable-baselines3 only inside functions (FormatsVecEnv
 subclasses its VecEnv, made on first use).
@@ -46,7 +48,18 @@ def _rulebook() -> list:
     return out
 
 
-PRESETS = {"rulebook": _rulebook()}
+def _weighted() -> list:
+    out = _rulebook()
+    for f in out:
+        if f == {"num_teams": 2}:
+            f["weight"] = 5
+        elif f == {"num_teams": 4}:
+            f["weight"] = 3
+    return out
+
+
+PRESETS = {"rulebook": _rulebook(), "rulebook-weighted": _weighted()}
+KEYS = ("seat", "weight")          # a format's keys that are not RulesConfig fields
 
 
 def resolve(formats) -> list:
@@ -62,12 +75,13 @@ def resolve(formats) -> list:
 def format_rules(fmt: dict, max_ticks=None, where: str = "formats") -> tuple:
     """(RulesConfig, learner seat) of one format; ValueError naming `where` and the key."""
     if not isinstance(fmt, dict) or not fmt:
-        raise ValueError(f"{where}={fmt!r} must be a dict of RulesConfig fields (and 'seat')")
-    kw = {k: v for k, v in fmt.items() if k != "seat"}
+        raise ValueError(f"{where}={fmt!r} must be a dict of RulesConfig fields (and 'seat', "
+                         "'weight')")
+    kw = {k: v for k, v in fmt.items() if k not in KEYS}
     for k in kw:
         if k not in RULE_FIELDS:
             raise ValueError(f"{where}: {k!r} is not a RulesConfig field; fields: "
-                             f"{', '.join(RULE_FIELDS)} (and 'seat', the learner's)")
+                             f"{', '.join(RULE_FIELDS)} (and 'seat', the learner's; 'weight')")
     for k in ("team_sizes", "speeds"):
         if isinstance(kw.get(k), list):
             kw[k] = tuple(kw[k])
@@ -81,19 +95,36 @@ def format_rules(fmt: dict, max_ticks=None, where: str = "formats") -> tuple:
     if isinstance(seat, bool) or not isinstance(seat, int) or not 0 <= seat < rules.num_seats:
         raise ValueError(f"{where}: seat={seat!r} must be a seat of that table, 0.."
                          f"{rules.num_seats - 1}")
+    weight = fmt.get("weight", 1)
+    if isinstance(weight, bool) or not isinstance(weight, int) or not 1 <= weight <= 1000:
+        raise ValueError(f"{where}: weight={weight!r} must be an int from 1 to 1000 (its share "
+                         "of the tables)")
     return rules, seat
 
 
 def describe(fmt: dict) -> str:
-    """A format in a few words (logs, model cards)."""
+    """A format in a few words (logs, model cards, the per-format stats' names); its weight
+    is a share of the run's tables, not part of the table, so it is left out."""
     parts = [f"{fmt.get('num_teams', 2)} teams"]
     parts += [f"{k}={'+'.join(map(str, v)) if isinstance(v, (list, tuple)) else v}"
-              for k, v in fmt.items() if k != "num_teams"]
+              for k, v in fmt.items() if k not in ("num_teams", "weight")]
     return ", ".join(parts)
 
 
-def tables_per_format(num_envs: int, n: int) -> list:
-    return [num_envs // n + (1 if i < num_envs % n else 0) for i in range(n)]
+def tables_per_format(num_envs: int, n, weights=None) -> list:
+    """Tables per format: one each, the other num_envs - n dealt in proportion to the weights
+    (default all 1; the remainder by largest fractional part, ties to the earlier format)."""
+    weights = [1] * n if weights is None else list(weights)
+    total, spare = sum(weights), num_envs - n
+    out = [1 + spare * w // total for w in weights]
+    order = sorted(range(n), key=lambda i: (-(spare * weights[i] % total), i))
+    for i in order[:num_envs - sum(out)]:
+        out[i] += 1
+    return out
+
+
+def weights(fmts) -> list:
+    return [f.get("weight", 1) for f in fmts]
 
 
 class _Formats:
@@ -176,7 +207,8 @@ def make_formats_env(cfg):
     from .league import make_env
     fmts = resolve(cfg.formats)
     envs = []
-    for i, (fmt, n) in enumerate(zip(fmts, tables_per_format(cfg.num_envs, len(fmts)))):
+    for i, (fmt, n) in enumerate(zip(fmts, tables_per_format(cfg.num_envs, len(fmts),
+                                                                  weights(fmts)))):
         rules, seat = format_rules(fmt, cfg.max_ticks, where=f"formats[{i}]")
         seed = int(np.random.SeedSequence([cfg.seed, i]).generate_state(1)[0])
         envs.append(make_env(cfg, seed=seed, monitor=False, rules=rules, num_envs=n,

@@ -11,6 +11,7 @@ from agents.constraints import CONSTRAINTS, check_constraint, constrain
 from nertz_env.actions import decode
 from nertz_env.config import RulesConfig
 from nertz_env.encoding import NO_CARD, SRC_NERTZ, SRC_RIVER0, SRC_WASTE
+from nertz_env.core.observe import OFF_SELF
 from nertz_env.engine import Engine
 
 RED = {1, 2}
@@ -21,8 +22,9 @@ def fits(card, top):
     return (top % 13 == card % 13 + 1) and ((top // 13) in RED) != ((card // 13) in RED)
 
 
-def reference(name, st, e, t, mask):
-    """The constrained mask of team t at table e, from the engine's state arrays."""
+def reference(name, st, e, t, mask, config=None, seat=0):
+    """The constrained mask of team t (seat `seat`) at table e, from the engine's state
+    arrays."""
     river, n = st.river[e, t], st.river_n[e, t]
 
     def top(src):                                   # R9's available card of a source
@@ -53,6 +55,21 @@ def reference(name, st, e, t, mask):
             if not any(kinds[b][0] == "lake" and kinds[b][1] == SRC_WASTE for b in legal):
                 return False
             return not ((kind == "lake" and src == SRC_WASTE) or kind == "call")
+        if name == "split-roles":
+            if config.sizes[t] != 2 or kind not in ("lake", "build", "shift", "stack"):
+                return False
+            first = sum(config.sizes[:t])
+            hand = int(st.hand[e])           # R4: the second seat holds the Stream in even hands
+            stream = first if (config.alternate_roles and hand % 2 == 1) else first + 1
+            if seat == stream:
+                return kind in ("shift", "stack") or src != SRC_WASTE
+            if src == SRC_WASTE:
+                return True
+            if kind == "stack" and w_top != NO_CARD:
+                bottom = top(src)
+                d = w_top % 13 - bottom % 13
+                return w_top // 13 == bottom // 13 and 0 <= d < length
+            return False
         assert name == "keep-stream"
         if w_top == NO_CARD or n_top == NO_CARD or not fits(n_top, w_top):
             return False
@@ -73,16 +90,17 @@ def reference(name, st, e, t, mask):
     return out if out.any() else mask.astype(bool)
 
 
-def positions(config, tables=48, ticks=160, seed=0):
-    """(state copies, observations, masks) of seat 0 over random play, every 4th tick."""
+def positions(config, tables=48, ticks=160, seed=0, seat=0, hands=None):
+    """(state copies, observations, masks) of one seat over random play, every 4th tick
+    (hands: the tables' hand numbers, R4's roles; default 0)."""
     eng = Engine(config, n_tables=tables, seed=seed, parallel=False)
-    eng.reset(seed=seed)
+    eng.reset(seed=seed, hands=hands)
     rng = np.random.default_rng(seed)
     S = config.num_seats
     for tick in range(ticks):
         if tick % 4 == 0:
-            obs = eng.observe(0)[:, 0].copy()
-            yield eng.state, obs, eng.masks[:, 0].copy()
+            obs = eng.observe(seat)[:, 0].copy()
+            yield eng.state, obs, eng.masks[:, seat].copy()
         acts = np.zeros((tables, S), np.int64)
         for e in range(tables):
             for s in range(S):
@@ -96,7 +114,7 @@ def positions(config, tables=48, ticks=160, seed=0):
         eng.step(acts)
 
 
-@pytest.mark.parametrize("name", list(CONSTRAINTS))
+@pytest.mark.parametrize("name", [n for n in CONSTRAINTS if n != "split-roles"])
 @pytest.mark.parametrize("config", [RulesConfig(num_teams=2), RulesConfig(num_teams=3,
                                     river_size=5, stacking=True)], ids=["2teams", "river5"])
 def test_constraint_matches_its_definition_over_random_play(name, config):
@@ -111,6 +129,53 @@ def test_constraint_matches_its_definition_over_random_play(name, config):
         assert got.dtype == np.bool_ and not (got & ~masks.astype(bool)).any()
     assert rows >= 1000
     assert forbidden > 0, f"{name} forbade nothing in {rows} positions: the test is vacuous"
+
+
+@pytest.mark.parametrize("seat", [0, 1, 2])
+def test_split_roles_matches_its_definition_over_random_play(seat):
+    """Both roles of a two-player team (R4 alternates them by hand: the positions span hands
+    0 and 1) and a solo seat beside them, which the constraint leaves alone."""
+    config = RulesConfig(num_teams=2, team_sizes=(2, 1))
+    rows = forbidden = 0
+    roles = set()
+    for st, obs, masks in positions(config, seed=seat, seat=seat, hands=np.arange(48) % 2):
+        got = constrain(obs, masks, "split-roles")
+        t = int(config.seat_team[seat])
+        for e in range(obs.shape[0]):
+            want = reference("split-roles", st, e, t, masks[e], config, seat)
+            np.testing.assert_array_equal(got[e], want, err_msg=f"seat {seat}, table {e}")
+            forbidden += int(masks[e].sum() - want.sum())
+            roles.add(int(obs[e, OFF_SELF + 3]))
+        rows += obs.shape[0]
+    assert rows >= 1000
+    if seat == 2:
+        assert forbidden == 0
+    else:
+        assert forbidden > 0 and roles == {0, 1}, (forbidden, roles)
+
+
+def test_split_roles_from_a_layout():
+    """A team of two in hand 0: seat 1 holds the Stream (5H on the waste), seat 0 the Nertz
+    pile (4S, which builds on 5H): the Stream holder plays 5H to the Lake or the River but
+    shifts no River card; the Nertz holder shifts the River but leaves 5H alone."""
+    layout = {"lake": [["AH", "2H", "3H", "4H"]],
+              "teams": [{"nertz": ["9D", "4S"], "river": [["6C"], ["KD"], ["QS"], ["JH"]],
+                         "stream": ["5H", "8D"], "waste": 1}, OTHER]}
+    from nertz_env import Table
+    table = Table.from_layout(layout, RulesConfig(num_teams=2, team_sizes=(2, 1)))
+    eng = table.engine
+    moves = {}
+    for seat in (0, 1):
+        mask = eng.masks[:, seat].copy()
+        keep = constrain(eng.observe(seat)[:, 0].copy(), mask, "split-roles")[0]
+        moves[seat] = ({str(table.decode(int(a))) for a in np.flatnonzero(mask[0])},
+                       {str(table.decode(int(a))) for a in np.flatnonzero(keep)})
+    legal, nertz_holder = moves[0]
+    assert {"waste>lake", "waste>river0", "river3:0>river2"} <= legal
+    assert legal - nertz_holder == {"waste>lake", "waste>river0"}
+    legal, stream_holder = moves[1]
+    assert {"flip", "waste>lake", "waste>river0", "river3:0>river2"} <= legal
+    assert legal - stream_holder == {m for m in legal if ":" in m}     # every River shift
 
 
 def test_a_constrained_agent_never_plays_a_forbidden_move(tmp_path):

@@ -49,11 +49,25 @@ def test_the_rulebook_preset_covers_the_grid():
     ({"num_teams": 3, "colour": 1}, "'colour' is not a RulesConfig field"),
     ({"num_teams": 9}, "num_teams"), ({"num_teams": 2, "seat": 2}, "seat=2"),
     ({"num_teams": 2, "team_sizes": [2, 3]}, "team_sizes"), ({}, "dict"),
+    ({"num_teams": 2, "weight": 0}, "weight=0"), ({"num_teams": 2, "weight": 1.5}, "weight=1.5"),
+    ({"num_teams": 2, "weight": True}, "weight=True"),
 ])
 def test_a_bad_format_is_a_value_error_naming_it(fmt, words):
     with pytest.raises(ValueError, match="formats") as err:
         format_rules(fmt, where="formats[4]")
     assert words in str(err.value)
+
+
+def test_weights_deal_the_tables_in_proportion():
+    assert tables_per_format(184, 23) == [8] * 23                  # unweighted: as even as they go
+    assert tables_per_format(10, 3, [1, 2, 5]) == [2, 3, 5]        # one each, 7 more as 1:2:5
+    assert tables_per_format(3, 3, [1, 1000, 1]) == [1, 1, 1]      # every format keeps a table
+    plain, weighted = resolve("rulebook"), resolve("rulebook-weighted")
+    assert [{k: v for k, v in f.items() if k != "weight"} for f in weighted] == plain
+    heavy = {describe(f): f["weight"] for f in weighted if f.get("weight", 1) != 1}
+    assert heavy == {describe({"num_teams": 2}): 5, describe({"num_teams": 4}): 3}
+    n = tables_per_format(184, len(weighted), [f.get("weight", 1) for f in weighted])
+    assert sum(n) == 184 and n[weighted.index({"num_teams": 2, "weight": 5})] == 29
 
 
 def test_every_format_plays_its_rules_with_the_learner_at_its_seat():

@@ -1,7 +1,8 @@
-"""The withholding study's learned arms (docs/experiments/withholding_learned/): the free agent
-and each constrained one were trained with every setting equal but the constraint (their run
-configs and their model files' provenance), each plays under the constraint its file names,
-and a constrained arm never makes a move its constraint forbids over thousands of positions."""
+"""The studies' learned arms (docs/experiments/withholding_learned/, docs/experiments/roles/):
+the free agent and each constrained one were trained with every setting equal but the
+constraint (their run configs and their model files' provenance), each plays under the
+constraint its file names, and a constrained arm never makes a move its constraint forbids
+over thousands of positions."""
 from __future__ import annotations
 
 import json
@@ -13,14 +14,19 @@ import pytest
 from agents.constraints import check_constraint, constrain
 from agents.registry import make_agent
 
-FOLDER = Path(__file__).resolve().parents[2] / "docs" / "experiments" / "withholding_learned"
+EXPERIMENTS = Path(__file__).resolve().parents[2] / "docs" / "experiments"
 ARMS = {"free": "useful-shifts", "never-withhold": "useful-shifts+never-withhold",
-        "keep-stream": "useful-shifts+keep-stream"}
+        "keep-stream": "useful-shifts+keep-stream", "split-roles": "useful-shifts+split-roles"}
+FOLDERS = {"split-roles": EXPERIMENTS / "roles"}        # the rest: withholding_learned/
+
+
+def _path(name):
+    return FOLDERS.get(name, EXPERIMENTS / "withholding_learned") / name
 
 
 def _read(name):
-    meta = json.loads((FOLDER / f"{name}.json").read_text())
-    config = json.loads((FOLDER / f"{name}.config.json").read_text())["config"]
+    meta = json.loads(_path(name).with_suffix(".json").read_text())
+    config = json.loads(Path(f"{_path(name)}.config.json").read_text())["config"]
     return meta, config
 
 
@@ -40,11 +46,13 @@ def test_the_arms_share_every_setting_but_the_constraint():
 @pytest.mark.parametrize("name", [n for n in ARMS if n != "free"])
 def test_a_constrained_arm_never_makes_a_forbidden_move(name):
     from nertz_env import NertzVecEnv
-    agent = make_agent(f"ppo:{FOLDER / name}.npz")
+    agent = make_agent(f"ppo:{_path(name)}.npz")
     assert agent.constraint == check_constraint(ARMS[name])
     played = forced = 0
-    for teams in (2, 4):
-        env = NertzVecEnv(num_envs=64, num_teams=teams, max_ticks=400, seed=teams,
+    tables = ([dict(num_teams=2, team_sizes=(2, 2)), dict(num_teams=3, team_sizes=(2, 2, 2))]
+              if name == "split-roles" else [dict(num_teams=2), dict(num_teams=4)])
+    for i, rules in enumerate(tables):
+        env = NertzVecEnv(num_envs=64, max_ticks=400, seed=i, **rules,
                           opponents="heuristic:style=river-builder")
         obs = env.reset()
         for _ in range(60):

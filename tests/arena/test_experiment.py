@@ -218,21 +218,27 @@ def test_spec_errors_name_the_key(tmp_path):
     assert isinstance(spec(), ExperimentSpec)
 
 
-def test_the_shipped_withholding_specs_load():
-    for path in sorted((ROOT / "docs" / "experiments").glob("*.toml")):
+def test_the_shipped_specs_load():
+    specs = sorted((ROOT / "docs" / "experiments").rglob("*.toml"))
+    assert len(specs) >= 5
+    for path in specs:
         s = load_spec(path)
         assert s.cells() and s.treatments, path
 
 
 def test_the_shipped_result_folders_can_be_rerun_in_place():
-    """docs/experiments/withholding.md's commands (--out FOLDER --overwrite) are accepted:
-    each folder is a nertz run listing exactly the files it holds."""
+    """Every study's command (--out FOLDER, on its page in docs/experiments/) is accepted
+    with --overwrite: each results folder is a nertz run listing exactly the files it
+    holds, and the spec beside it (NAME.toml -> NAME/, or a spec inside its arms' folder)
+    is run by a command on a page."""
     from agents.arena import outdir
-    for path in sorted((ROOT / "docs" / "experiments").glob("*.toml")):
+    exp = ROOT / "docs" / "experiments"
+    pages = "\n".join(p.read_text() for p in exp.glob("*.md"))
+    for path in sorted(exp.rglob("*.toml")):
         folder = path.with_suffix("")
         assert outdir._check_target(folder, "--out", overwrite=True) is True, folder
-        assert f"--out docs/experiments/{folder.name}" in (
-            ROOT / "docs" / "experiments" / "withholding.md").read_text()
+        spec_path, out = path.relative_to(ROOT).as_posix(), folder.relative_to(ROOT).as_posix()
+        assert f"nertz experiment {spec_path} --out {out}" in pages, spec_path
 
 
 def test_help_teaches():
@@ -241,3 +247,43 @@ def test_help_teaches():
     for words in ("--treatment", "--baseline", "--opponents", "half", "mixed", "Holm",
                   "examples:"):
         assert words in out
+
+
+def test_a_focal_speed_mix_follows_the_focal_seat():
+    """focal-fast: the focal team at period 1, every other seat at 2, the focal seat at team
+    position 0 in its only seating; focal-slow the reverse; refused with opponents 'half'."""
+    s = spec(treatments={"a": KEEP}, opponents=["greedy"], teams=[3],
+             speeds=["focal-fast", "focal-slow"], rules={"pairs": {"team_sizes": [2, 1, 1]}})
+    fast, slow = s.cells()
+    assert s.config(fast).speeds == (1, 1, 2, 2) and s.config(slow).speeds == (2, 2, 1, 1)
+    for cell in (fast, slow):
+        plan = cell_plan(s, cell)
+        assert [seats for seats in plan.seats] == [[(0, 2, 2)], [(1, 2, 2)]]
+        assert s.tables_per_deal(cell) == 2
+    with pytest.raises(ValueError, match="speeds.*'half' has no single focal seat"):
+        spec(opponents=["half"], speeds=["focal-fast"]).check()
+
+
+def test_speed_is_worth_points_and_each_arm_has_its_mean_interval():
+    """A seat at period 1 among period-2 copies of the same bot scores more than the table
+    (its relative points), one at period 2 among period-1 copies less; every row carries each
+    arm's own 95% half-width over deals, and they cover the arm's mean by simulation."""
+    res = run_experiment(spec(baseline="heuristic:style=river-builder", treatments={"g": "greedy"},
+                              opponents=["baseline"], teams=[2], deals=150,
+                              speeds=["focal-fast", "even", "focal-slow"],
+                              outcomes=["relative"]), progress=False)
+    rel = {r["speeds"]: r for r in res.rows}
+    fast, even, slow = rel["focal-fast"], rel["even"], rel["focal-slow"]
+    for r in (fast, slow):
+        assert r["baseline_half_width"] > 0 and r["treatment_half_width"] > 0
+    assert fast["baseline_mean"] - fast["baseline_half_width"] > 2
+    assert slow["baseline_mean"] + slow["baseline_half_width"] < -2
+    assert even["baseline_mean"] == 0 == even["baseline_half_width"]   # the same bot all round
+    assert "+-" in res.table()
+    rng = np.random.default_rng(1)
+    hits = 0
+    for _ in range(2000):
+        base = rng.normal(4.0, 3.0, 80)
+        out = effect_interval(base + rng.normal(0, 1, 80), base, base + 10)
+        hits += abs(out["baseline_mean"] - 4.0) <= out["baseline_half_width"]
+    assert 0.935 <= hits / 2000 <= 0.965
