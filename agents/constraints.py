@@ -22,6 +22,9 @@ combine (a move any of them forbids is forbidden):
 - never-withhold: a legal waste-to-Lake play (R10) is the move (Call stays allowed).
 - keep-stream: a waste top that the Nertz top builds on never goes to the Lake, alone or in a
   stack (R10, R16), while it can go to the River (R11).
+- keep-river: a River top that the Nertz top builds on never goes to the Lake, alone or at
+  the bottom of or inside a stack (R13, R16): it stays where the Nertz card can be built on
+  it (R11).
 - split-roles: in a two-player team (R4) each partner works only its own role's cards: the
   seat holding the Stream flips and plays the waste top (to the Lake or the River), no
   Nertz or River card and no stack; the seat holding the Nertz pile plays the Nertz pile
@@ -63,6 +66,8 @@ CONSTRAINTS = {
     "keep-stream": Constraint(3, ("R10", "R11", "R16"), "the waste top to the Lake (alone or in "
                               "a stack) while the Nertz top builds on it and it can go to the "
                               "River"),
+    "keep-river": Constraint(5, ("R11", "R13", "R16"), "a River top that the Nertz top builds "
+                             "on to the Lake (alone or in a stack)"),
     "split-roles": Constraint(4, ("R4", "R16"), "at a two-player team, the Stream holder's "
                               "moves of Nertz or River cards and its stacks, and the Nertz "
                               "holder's moves of the waste top (alone or in a stack)"),
@@ -144,6 +149,14 @@ def _forbidden(a, row, mrow, bits, n_top, w_top):
                 return True
             if kd == KIND_STACK and in_run(w_top, _source_top(row, src), length):
                 return True
+    if bits & 16 and n_top != NO_CARD and (kd == KIND_LAKE or kd == KIND_STACK):  # keep-river
+        for c in range(MAX_RIVER):
+            top = _source_top(row, SRC_RIVER0 + c)
+            if top != NO_CARD and can_build_on(n_top, top):
+                if kd == KIND_LAKE and src == SRC_RIVER0 + c:
+                    return True
+                if kd == KIND_STACK and in_run(top, _source_top(row, src), length):
+                    return True
     if bits & 8 and row[OFF_SELF + 5] > 0.5 and (                   # split-roles
             kd == KIND_LAKE or kd == KIND_BUILD or kd == KIND_SHIFT or kd == KIND_STACK):
         if row[OFF_SELF + 3] > 0.5:                                   # holds the Stream

@@ -12,7 +12,7 @@ Spec (a TOML file, or the same keys as `nertz experiment` flags):
     opponents = ["baseline", "greedy", ["greedy", "heuristic:style=river-builder"], "half"]
     teams = [2, 3, 4, 6]
     speeds = ["even", "mixed"]     # or "1,2,1,3": one period per seat (R21); or
-                                   # "focal-fast" / "focal-slow" (below)
+                                   # "focal-fast", "focal-slow", "focal:3/4" (below)
     modes = ["hands", "games"]
     outcomes = ["points", "relative", "win"]   # the first is the headline
 
@@ -24,8 +24,9 @@ Spec (a TOML file, or the same keys as `nertz experiment` flags):
     river_size = 5
 
 Speed mixes: "even" (every seat at period 1), "mixed" (seats alternate periods 1 and 2), a
-list of periods (one per seat), and two that follow the focal seat: "focal-fast" (the focal
-team's seats at period 1, every other seat at period 2) and "focal-slow" (the reverse). The
+list of periods (one per seat), and mixes that follow the focal seat: "focal:P/Q" (the focal
+team's seats at period P, every other seat at period Q; 1 <= P, Q <= 100, P != Q), with
+"focal-fast" for focal:1/2 and "focal-slow" for focal:2/1 (either spelling names one cell). The
 other mixes belong to the table, and the focal seat takes every team position of a deal
 (every speed of the mix); a focal mix belongs to the focal seat, which then always sits at
 team position 0 (one seating per lineup and deal: the rules treat positions alike, R22
@@ -52,7 +53,17 @@ from .seatings import make_lineups, seatings
 OUTCOMES = ("points", "relative", "win")
 MODES = ("hands", "games")
 SPEED_MIXES = ("even", "mixed", "focal-fast", "focal-slow")
-FOCAL_MIXES = ("focal-fast", "focal-slow")      # the focal seat's speed, not the table's
+FOCAL_NAMES = {"focal-fast": (1, 2), "focal-slow": (2, 1)}   # the focal seat's speed, not the table's
+
+
+def focal_periods(key):
+    """(focal period, other period) of a focal mix's cell name, or None for any other mix."""
+    if key in FOCAL_NAMES:
+        return FOCAL_NAMES[key]
+    if isinstance(key, str) and key.startswith("focal:"):
+        p, _, q = key[6:].partition("/")
+        return int(p), int(q)
+    return None
 SPEC_KEYS = ("name", "seed", "deals", "precision", "max_deals", "baseline", "treatments",
              "opponents", "teams", "speeds", "rules", "modes", "outcomes", "max_game_hands")
 OUTCOME_LABEL = {"points": "points per hand", "relative": "points per hand relative to the table",
@@ -78,6 +89,15 @@ def speeds_key(v):
     valid entry (bare numbers: a list of periods is one entry, '1,2,1' or [1, 2, 1])."""
     if v in SPEED_MIXES:
         return v
+    if isinstance(v, str) and v.startswith("focal:"):
+        p, sep, q = v[6:].partition("/")
+        if not (sep and p.strip().isdigit() and q.strip().isdigit()):
+            return None
+        pq = (int(p), int(q))
+        if pq[0] == pq[1] or not all(1 <= x <= 100 for x in pq):
+            return None
+        names = {v: k for k, v in FOCAL_NAMES.items()}
+        return names.get(pq, f"focal:{pq[0]}/{pq[1]}")
     parts = v.split(",") if isinstance(v, str) else v if isinstance(v, list) else None
     if not parts:
         return None
@@ -112,12 +132,13 @@ class Cell:
     """One configuration of the grid: who sits around the focal seat and under which rules."""
     opponents: str                  # "baseline", "half" or the opponents' specs joined by "+"
     teams: int
-    speeds: str                     # "even", "mixed", "focal-fast", "focal-slow" or "1,2,..."
+    speeds: str                     # "even", "mixed", "focal-fast", "focal-slow", "focal:P/Q"
+    #                                 or "1,2,..."
 
     @property
     def focal_speed(self) -> bool:
         """The speed mix follows the focal seat (at team position 0 in every seating)."""
-        return self.speeds in FOCAL_MIXES
+        return focal_periods(self.speeds) is not None
     rules: str                      # the rules variant's name
     mode: str
 
@@ -173,14 +194,14 @@ class ExperimentSpec:
         _grid("opponents", self.opponents, opponents_key, "distinct entries, each 'baseline', "
               "'half', an agent spec or a list of agent specs")
         _grid("speeds", self.speeds, speeds_key, "distinct speed mixes, each 'even', 'mixed', "
-              "'focal-fast', 'focal-slow' or one period per seat as a string '1,2,1,3' or a list [1, 2, 1, 3] (bare numbers are "
+              "'focal-fast', 'focal-slow', 'focal:P/Q' (P != Q, 1-100) or one period per seat as a string '1,2,1,3' or a list [1, 2, 1, 3] (bare numbers are "
               "no mix: speeds = ['1,2,1,3'] is one)")
         if "baseline" in self.opponents and self.baseline.strip() in map(opponents_key,
                                                                           self.opponents):
             raise _bad("opponents", self.opponents, f"'baseline' and {self.baseline.strip()!r} "
                        "(the baseline's spec) are the same opponents: each entry once")
-        if "half" in self.opponents and any(v in FOCAL_MIXES for v in self.speeds):
-            raise _bad("speeds", self.speeds, "'focal-fast' and 'focal-slow' set the focal "
+        if "half" in self.opponents and any(focal_periods(speeds_key(v)) for v in self.speeds):
+            raise _bad("speeds", self.speeds, "'focal-fast', 'focal-slow' and 'focal:P/Q' set the focal "
                        "seat's speed; opponents 'half' has no single focal seat: play them "
                        "in another experiment")
         self._check_rules()
@@ -271,9 +292,8 @@ class ExperimentSpec:
             elif cell.speeds == "mixed":
                 speeds = tuple(1 + s % 2 for s in range(seats))
             elif cell.focal_speed:                  # the focal team sits at position 0
-                fast = cell.speeds == "focal-fast"
-                speeds = tuple((1 if fast else 2) if base.seat_team[s] == 0 else
-                               (2 if fast else 1) for s in range(seats))
+                mine, other = focal_periods(cell.speeds)
+                speeds = tuple(mine if base.seat_team[s] == 0 else other for s in range(seats))
             else:
                 speeds = tuple(int(x) for x in cell.speeds.split(","))
             return RulesConfig(num_teams=cell.teams, speeds=speeds, **kw)

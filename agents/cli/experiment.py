@@ -101,7 +101,7 @@ def add_parser(sub) -> argparse.ArgumentParser:
                "speeds: 'even' (every seat moves every tick), 'mixed' (seats alternate "
                "periods 1 and 2, R21), one period per seat, e.g. 1,2,1,3, or 'focal-fast' / "
                "'focal-slow' (the focal seat's team at period 1 among period-2 seats, or the "
-               "reverse).",
+               "reverse), or 'focal:P/Q' (the focal team at period P, the others at Q).",
         formatter_class=HelpFormatter)
     x.add_argument("spec", nargs="?", default=None, metavar="SPEC.toml",
                    help="an experiment spec file (optional when --treatment and --baseline "
@@ -115,8 +115,8 @@ def add_parser(sub) -> argparse.ArgumentParser:
     x.add_argument("--teams", default="", metavar="2,3,..",
                    help="table sizes, comma separated (default 2)")
     x.add_argument("--speeds", action="append", default=[], metavar="MIX",
-                   help="repeatable: even (default), mixed, focal-fast, focal-slow, or P1,P2,... "
-                        "per seat")
+                   help="repeatable: even (default), mixed, focal-fast, focal-slow, focal:P/Q, or "
+                        "P1,P2,... per seat")
     x.add_argument("--rule", action="append", default=[], metavar="FIELD=VALUE",
                    help="a RulesConfig field for every table, repeatable (a spec file can "
                         "name several rules variants)")

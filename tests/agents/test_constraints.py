@@ -55,6 +55,21 @@ def reference(name, st, e, t, mask, config=None, seat=0):
             if not any(kinds[b][0] == "lake" and kinds[b][1] == SRC_WASTE for b in legal):
                 return False
             return not ((kind == "lake" and src == SRC_WASTE) or kind == "call")
+        if name == "keep-river":
+            if n_top == NO_CARD or kind not in ("lake", "stack"):
+                return False
+            for c in range(len(n)):
+                home = top(SRC_RIVER0 + c)
+                if home == NO_CARD or not fits(n_top, home):
+                    continue
+                if kind == "lake" and src == SRC_RIVER0 + c:
+                    return True
+                if kind == "stack":
+                    bottom = top(src)
+                    d = home % 13 - bottom % 13
+                    if home // 13 == bottom // 13 and 0 <= d < length:
+                        return True
+            return False
         if name == "split-roles":
             if config.sizes[t] != 2 or kind not in ("lake", "build", "shift", "stack"):
                 return False
@@ -119,7 +134,10 @@ def positions(config, tables=48, ticks=160, seed=0, seat=0, hands=None):
                                     river_size=5, stacking=True)], ids=["2teams", "river5"])
 def test_constraint_matches_its_definition_over_random_play(name, config):
     rows = forbidden = 0
-    for st, obs, masks in positions(config):
+    # keep-river's position (a River top the Nertz top builds on, playable to the Lake) is
+    # rare in random play (0 to 3 in 5,000 positions), so it gets three longer runs
+    runs = [{"seed": s, "ticks": 400} for s in (1, 3, 5)] if name == "keep-river" else [{}]
+    for st, obs, masks in (p for run in runs for p in positions(config, **run)):
         got = constrain(obs, masks, name)
         for e in range(obs.shape[0]):
             want = reference(name, st, e, int(config.seat_team[0]), masks[e])
@@ -251,6 +269,20 @@ def test_keep_stream_from_a_layout():
     layout["teams"][0]["river"][0] = ["KH"]
     legal, kept = _allowed(layout, "keep-stream")
     assert "waste>lake" in legal and kept == legal
+
+
+def test_keep_river_from_a_layout():
+    """5H tops River column 0 and the Nertz top 4S builds on it; the Lake takes 5H (AH..4H)
+    and 6C tops column 1: keep-river forbids river0>lake only."""
+    layout = {"lake": [["AH", "2H", "3H", "4H"], ["AC", "2C", "3C", "4C", "5C"]],
+              "teams": [{"nertz": ["9D", "4S"], "river": [["5H"], ["6C"], ["QS"], ["JH"]],
+                         "stream": ["8D"], "waste": 0}, OTHER]}
+    legal, kept = _allowed(layout, "keep-river")
+    assert {"river0>lake", "river1>lake"} <= legal
+    assert legal - kept == {"river0>lake"}
+    layout["teams"][0]["nertz"] = ["9D", "4D"]        # 4D builds on no River top: all allowed
+    legal, kept = _allowed(layout, "keep-river")
+    assert "river0>lake" in legal and kept == legal
 
 
 def test_never_withhold_and_useful_shifts_from_layouts():

@@ -261,7 +261,15 @@ def test_a_focal_speed_mix_follows_the_focal_seat():
         assert [seats for seats in plan.seats] == [[(0, 2, 2)], [(1, 2, 2)]]
         assert s.tables_per_deal(cell) == 2
     with pytest.raises(ValueError, match="speeds.*'half' has no single focal seat"):
-        spec(opponents=["half"], speeds=["focal-fast"]).check()
+        spec(opponents=["half"], speeds=["focal:3/4"]).check()
+    # any two periods: focal:P/Q; focal:1/2 is focal-fast (one cell, not two)
+    s = spec(opponents=["greedy"], teams=[4], speeds=["focal:3/4", "focal:4/3"])
+    assert [s.config(c).speeds for c in s.cells()] == [(3, 4, 4, 4), (4, 3, 3, 3)]
+    with pytest.raises(ValueError, match="entries 0 and 1 are the same \\(focal-fast\\)"):
+        spec(speeds=["focal-fast", "focal:1/2"]).check()
+    for bad in ("focal:2/2", "focal:0/1", "focal:1", "focal:a/b", "focal:1/101"):
+        with pytest.raises(ValueError, match="focal:P/Q"):
+            spec(speeds=[bad]).check()
 
 
 def test_speed_is_worth_points_and_each_arm_has_its_mean_interval():
