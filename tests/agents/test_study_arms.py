@@ -16,7 +16,8 @@ from agents.registry import make_agent
 
 EXPERIMENTS = Path(__file__).resolve().parents[2] / "docs" / "experiments"
 ARMS = {"free": "useful-shifts", "never-withhold": "useful-shifts+never-withhold",
-        "keep-stream": "useful-shifts+keep-stream", "split-roles": "useful-shifts+split-roles"}
+        "keep-stream": "useful-shifts+keep-stream", "keep-river": "useful-shifts+keep-river",
+        "split-roles": "useful-shifts+split-roles"}
 FOLDERS = {"split-roles": EXPERIMENTS / "roles"}        # the rest: withholding_learned/
 
 
@@ -64,3 +65,13 @@ def test_a_constrained_arm_never_makes_a_forbidden_move(name):
             played += len(acts)
             obs, *_ = env.step(acts)
     assert played >= 5000 and forced > 0
+
+
+def test_the_run_to_run_control_differs_from_the_free_arm_only_in_its_seed():
+    (meta, config), (free_meta, free_config) = _read("free-seed22"), _read("free")
+    assert config["seed"] == 22 and free_config["seed"] == 21
+    skip = {"seed", "out"}
+    assert {k: v for k, v in config.items() if k not in skip} == \
+        {k: v for k, v in free_config.items() if k not in skip}
+    assert meta["constraint"] == free_meta["constraint"] == "useful-shifts"
+    assert meta["architecture"] == free_meta["architecture"]
