@@ -20,8 +20,9 @@ Design
 - One seat among opponents: per cell, the lineups are (treatment_k, o1, o2, ...) for every
   treatment and (baseline, o1, o2, ...); each is played at its T cyclic rotations, so the
   focal agent holds every position once per deal (every speed of a speed mix) with the same
-  neighbours; under a focal speed mix ("focal-fast", "focal-slow": experiment_spec.py) the
-  lineup plays at position 0 only, where the mix puts the focal team's speed. All lineups play the same deals (same cards, same priority orders), so
+  neighbours; under a focal speed mix ("focal-fast", "focal-slow", "focal:P/Q":
+  experiment_spec.py) the lineup plays at position 0 only, where the mix puts the focal
+  team's speed. All lineups play the same deals (same cards, same priority orders), so
   treatment and baseline are compared on identical luck and identical opponents.
 - Holm: the verdicts control the family-wise error at 0.05 over every row of the table
   (treatments x cells x outcomes).

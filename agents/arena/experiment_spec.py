@@ -53,7 +53,8 @@ from .seatings import make_lineups, seatings
 OUTCOMES = ("points", "relative", "win")
 MODES = ("hands", "games")
 SPEED_MIXES = ("even", "mixed", "focal-fast", "focal-slow")
-FOCAL_NAMES = {"focal-fast": (1, 2), "focal-slow": (2, 1)}   # the focal seat's speed, not the table's
+FOCAL_NAMES = {"focal-fast": (1, 2), "focal-slow": (2, 1)}   # the focal seat's speed
+_FOCAL_BY_PERIODS = {v: k for k, v in FOCAL_NAMES.items()}
 
 
 def focal_periods(key):
@@ -96,8 +97,7 @@ def speeds_key(v):
         pq = (int(p), int(q))
         if pq[0] == pq[1] or not all(1 <= x <= 100 for x in pq):
             return None
-        names = {v: k for k, v in FOCAL_NAMES.items()}
-        return names.get(pq, f"focal:{pq[0]}/{pq[1]}")
+        return _FOCAL_BY_PERIODS.get(pq, f"focal:{pq[0]}/{pq[1]}")
     parts = v.split(",") if isinstance(v, str) else v if isinstance(v, list) else None
     if not parts:
         return None
@@ -194,15 +194,16 @@ class ExperimentSpec:
         _grid("opponents", self.opponents, opponents_key, "distinct entries, each 'baseline', "
               "'half', an agent spec or a list of agent specs")
         _grid("speeds", self.speeds, speeds_key, "distinct speed mixes, each 'even', 'mixed', "
-              "'focal-fast', 'focal-slow', 'focal:P/Q' (P != Q, 1-100) or one period per seat as a string '1,2,1,3' or a list [1, 2, 1, 3] (bare numbers are "
+              "'focal-fast', 'focal-slow', 'focal:P/Q' (P != Q, 1-100) or one period per seat "
+              "as a string '1,2,1,3' or a list [1, 2, 1, 3] (bare numbers are "
               "no mix: speeds = ['1,2,1,3'] is one)")
         if "baseline" in self.opponents and self.baseline.strip() in map(opponents_key,
                                                                           self.opponents):
             raise _bad("opponents", self.opponents, f"'baseline' and {self.baseline.strip()!r} "
                        "(the baseline's spec) are the same opponents: each entry once")
         if "half" in self.opponents and any(focal_periods(speeds_key(v)) for v in self.speeds):
-            raise _bad("speeds", self.speeds, "'focal-fast', 'focal-slow' and 'focal:P/Q' set the focal "
-                       "seat's speed; opponents 'half' has no single focal seat: play them "
+            raise _bad("speeds", self.speeds, "'focal-fast', 'focal-slow' and 'focal:P/Q' set "
+                       "the focal seat's speed; opponents 'half' has no single focal seat: play them "
                        "in another experiment")
         self._check_rules()
         n = (len(self.treatments) * len(self.opponents) * len(self.teams) * len(self.speeds)
