@@ -17,6 +17,8 @@ period 1 among period-2 seats, the learner in it or not) at 2 and 4 teams (R21);
 (R16) and the flow rules (R18, R19) off at 2 and 4 teams. PRESETS["rulebook-weighted"] is
 the same formats with 2 solo teams at weight 5 and 4 solo teams at weight 3 (the tables the
 per-table models and most tournaments play: 17% and 10% of the tables instead of 4% each).
+PRESETS["rulebook-weighted-nostack"] is rulebook-weighted with the two stacking-off formats
+(R16) at weight 3 too: the cells a generalist trained on rulebook-weighted wins by least.
 
 Imports nertz_env and league.py; stable-baselines3 only inside functions (FormatsVecEnv
 subclasses its VecEnv, made on first use).
@@ -58,7 +60,16 @@ def _weighted() -> list:
     return out
 
 
-PRESETS = {"rulebook": _rulebook(), "rulebook-weighted": _weighted()}
+def _weighted_nostack() -> list:
+    out = _weighted()
+    for f in out:
+        if f.get("stacking") is False:
+            f["weight"] = 3
+    return out
+
+
+PRESETS = {"rulebook": _rulebook(), "rulebook-weighted": _weighted(),
+           "rulebook-weighted-nostack": _weighted_nostack()}
 KEYS = ("seat", "weight")          # a format's keys that are not RulesConfig fields
 
 
@@ -125,6 +136,11 @@ def tables_per_format(num_envs: int, n, weights=None) -> list:
 
 def weights(fmts) -> list:
     return [f.get("weight", 1) for f in fmts]
+
+
+def table_shares(num_envs: int, fmts) -> list:
+    """(format, tables) pairs of a run's resolved formats: its num_envs dealt by weight."""
+    return list(zip(fmts, tables_per_format(num_envs, len(fmts), weights(fmts))))
 
 
 class _Formats:
@@ -207,8 +223,7 @@ def make_formats_env(cfg):
     from .league import make_env
     fmts = resolve(cfg.formats)
     envs = []
-    for i, (fmt, n) in enumerate(zip(fmts, tables_per_format(cfg.num_envs, len(fmts),
-                                                                  weights(fmts)))):
+    for i, (fmt, n) in enumerate(table_shares(cfg.num_envs, fmts)):
         rules, seat = format_rules(fmt, cfg.max_ticks, where=f"formats[{i}]")
         seed = int(np.random.SeedSequence([cfg.seed, i]).generate_state(1)[0])
         envs.append(make_env(cfg, seed=seed, monitor=False, rules=rules, num_envs=n,

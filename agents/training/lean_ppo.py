@@ -465,11 +465,10 @@ def train_run(cfg: TrainConfig, log=print) -> Path:
     write_json(run / "config.json", {"config": cfg.to_dict()})
     rollout = cfg.n_steps * cfg.num_envs
     if cfg.formats:
-        from .formats import describe, resolve, tables_per_format, weights
+        from .formats import describe, resolve, table_shares
         fmts = resolve(cfg.formats)
         log(f"formats: {len(fmts)} table formats (tables each), "
-            + "; ".join(f"{describe(f)} ({n})" for f, n in
-                        zip(fmts, tables_per_format(cfg.num_envs, len(fmts), weights(fmts)))))
+            + "; ".join(f"{describe(f)} ({n})" for f, n in table_shares(cfg.num_envs, fmts)))
     t0 = time.perf_counter()
     npz = train(cfg, log=log, log_every=max(rollout, cfg.timesteps // 10))
     log(f"trained in {time.perf_counter() - t0:,.0f} s; run folder {run}: final.npz (the "

@@ -19,7 +19,7 @@ from agents.training.formats import (  # noqa: E402
     format_rules,
     make_formats_env,
     resolve,
-    tables_per_format,
+    tables_per_format, table_shares,
 )
 from agents.training.lean_ppo import lean_config, networks, start_from, train  # noqa: E402
 from nertz_env.actions import N_ACTIONS  # noqa: E402
@@ -68,6 +68,14 @@ def test_weights_deal_the_tables_in_proportion():
     assert heavy == {describe({"num_teams": 2}): 5, describe({"num_teams": 4}): 3}
     n = tables_per_format(184, len(weighted), [f.get("weight", 1) for f in weighted])
     assert sum(n) == 184 and n[weighted.index({"num_teams": 2, "weight": 5})] == 29
+    nostack = resolve("rulebook-weighted-nostack")
+    assert [{k: v for k, v in f.items() if k != "weight"} for f in nostack] == plain
+    heavy = {describe(f): f["weight"] for f in nostack if f.get("weight", 1) != 1}
+    assert heavy == {describe({"num_teams": 2}): 5, describe({"num_teams": 4}): 3,
+                     describe({"num_teams": 2, "stacking": False}): 3,
+                     describe({"num_teams": 4, "stacking": False}): 3}
+    assert [n for _, n in table_shares(184, nostack)] == tables_per_format(
+        184, len(nostack), [f.get("weight", 1) for f in nostack])
 
 
 def test_every_format_plays_its_rules_with_the_learner_at_its_seat():
