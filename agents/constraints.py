@@ -168,18 +168,24 @@ def _forbidden(a, row, mrow, bits, n_top, w_top):
 
 
 @njit(cache=True, error_model="numpy")
+def constrained_row(row, mrow, cid, out):
+    """out[a] (bool) = action a is legal in mrow and constraint cid allows it on the
+    observation row; every legal action where it allows none."""
+    n_top, w_top = _card(row, OFF_NERTZ), _card(row, OFF_WASTE)
+    kept = 0
+    for a in range(N_ACTIONS):
+        ok = mrow[a] != 0 and not _forbidden(a, row, mrow, cid, n_top, w_top)
+        out[a] = ok
+        kept += ok
+    if kept == 0:
+        for a in range(N_ACTIONS):
+            out[a] = mrow[a] != 0
+
+
+@njit(cache=True, error_model="numpy")
 def _constrain(obs, masks, cid, out):
     for r in range(obs.shape[0]):
-        row, mrow = obs[r], masks[r]
-        n_top, w_top = _card(row, OFF_NERTZ), _card(row, OFF_WASTE)
-        kept = 0
-        for a in range(N_ACTIONS):
-            ok = mrow[a] != 0 and not _forbidden(a, row, mrow, cid, n_top, w_top)
-            out[r, a] = ok
-            kept += ok
-        if kept == 0:
-            for a in range(N_ACTIONS):
-                out[r, a] = mrow[a] != 0
+        constrained_row(obs[r], masks[r], cid, out[r])
 
 
 def constrain(observations, masks, constraint) -> np.ndarray:

@@ -56,6 +56,10 @@ def main(argv=None) -> int:
                     help="safe-format models without the fast path (NumpyPolicy.sparse off)")
     ap.add_argument("--dense-too", action="store_true",
                     help="also the learned lineup with the fast path off, interleaved")
+    ap.add_argument("--python-too", action="store_true",
+                    help="also the learned lineup through the Python-driven loop (the nets "
+                         "played outside the core: agents/arena/play.py CORE_NETS off), "
+                         "interleaved")
     args = ap.parse_args(argv)
     if args.torch_threads is not None:
         import torch
@@ -76,14 +80,19 @@ def main(argv=None) -> int:
         lineups = {"learned": [seat, *BOTS]}
         if args.dense_too:
             lineups["learned, dense"] = [seat, *BOTS]
+        if args.python_too:
+            lineups["learned, Python loop"] = [seat, *BOTS]
         if args.instead:
             lineups["instead"] = [args.instead, *BOTS]
-        for agents in lineups.values():
+        from agents.arena import play
+        from agents.learned.weights import NumpyPolicy
+        for name, agents in lineups.items():
+            play.CORE_NETS = name != "learned, Python loop"
             run_tournament(agents, teams=4, deals=2, seed=1, progress=False)     # compile
         for _ in range(args.repeats):
             for name, agents in lineups.items():
-                from agents.learned.weights import NumpyPolicy
                 NumpyPolicy.sparse = not (args.dense or name == "learned, dense")
+                play.CORE_NETS = name != "learned, Python loop"
                 r = run_tournament(agents, teams=4, deals=args.deals, seed=0, progress=False,
                                    batch_tables=args.batch_tables)
                 rows.append({"lineup": name, "seat": agents[0], "hands": r.hands_played,
@@ -93,7 +102,9 @@ def main(argv=None) -> int:
     print("|---|---|---|---|---|---|")
     for r in rows:
         seat = r["seat"] if r["lineup"] == "instead" or args.agent else f"ppo {net}"
-        print(f"| {seat}{' (dense)' if r['lineup'] == 'learned, dense' else ''} | "
+        tag = {"learned, dense": " (dense)", "learned, Python loop": " (Python loop)"}.get(
+            r["lineup"], "")
+        print(f"| {seat}{tag} | "
               f"{', '.join(BOTS)} | {r['hands']:,} | {r['ticks_per_hand']:,.0f} | "
               f"{r['elapsed_s']:,.1f} | {r['hands_per_s']:,.1f} |")
     out = {"teams": 4, "net_arch": net, "deals": args.deals, "runs": rows, "command": cmd}
@@ -105,6 +116,9 @@ def main(argv=None) -> int:
         if args.dense_too:
             out["ratio_dense"] = med["learned, dense"] / med["instead"]
             print(f"the same with the fast path off: {out['ratio_dense']:.2f}")
+        if args.python_too:
+            out["ratio_python"] = med["learned, Python loop"] / med["instead"]
+            print(f"the same through the Python loop: {out['ratio_python']:.2f}")
     print(json.dumps(out))
     return 0
 

@@ -6,7 +6,9 @@
 - Hand numbers: in `hands` mode deal d plays hand number d % 2, so two-player teams meet
   both role assignments (R4); in `games` mode every deal is a whole game (R30) from hand 0.
 - Agents that live in the core (random, greedy, heuristic styles) are played entirely
-  inside numba (play_core: play_bots_batch); any other agent (ppo:...) makes the batch go
+  inside numba (play_core: play_bots_batch); so are safe-format nets played
+  deterministically (`learned`, ppo:NAME.npz; play_networks: agents/learned/core_play.py,
+  the same moves as play_python's); any other agent (an SB3 zip, a draw) makes the batch go
   through play_python, which drives the ticks from Python and batches `act_batch` over every
   table where the agent sits. Both loops give the same numbers for the same bots
   (tests/arena/test_tournament.py). play_python checks every agent output once
@@ -157,10 +159,41 @@ def make_tables(plan: MatchPlan, core, keys: DealKeys, agent_at, deal, policy_rn
 def play_tables(config, roster: Roster, tables: Tables, games: bool, out: HandResults) -> None:
     """Play a batch of tables to their end into `out`: inside numba when every seat is a
     core bot, else driven from Python."""
-    if (tables.kinds == POLICY_EXTERNAL).any():
-        play_python(config, roster, tables, games, out)
-    else:
+    if not (tables.kinds == POLICY_EXTERNAL).any():
         play_core(config, tables, games, out)
+    elif not play_networks(config, roster, tables, games, out):
+        play_python(config, roster, tables, games, out)
+
+
+CORE_NETS = True
+"""False: every net goes through play_python (benchmarks compare the two loops with it)."""
+
+
+def play_networks(config, roster: Roster, tables: Tables, games: bool, out: HandResults) -> bool:
+    """Play the batch inside numba when every outside agent is a net the core can play
+    (agents/learned/core_play.py: the same moves as play_python's); False, and nothing
+    played, otherwise."""
+    if not CORE_NETS:
+        return False
+    from ..learned.core_play import Stack, networks, play_nets
+    outside = tables.kinds == POLICY_EXTERNAL
+    picks = {}
+    for i in np.unique(tables.seat_agent[outside]).tolist():
+        p = networks(roster.agents[i], config)
+        if p is None:
+            return False
+        picks[i] = p
+    stack = Stack([pk for p in picks.values() for pk in p])
+    if not stack.ok:
+        return False
+    net_of_seat = np.full(tables.seat_agent.shape, -1, np.int64)
+    for i, p in picks.items():
+        rows, seats = np.nonzero(outside & (tables.seat_agent == i))
+        net_of_seat[rows, seats] = np.array([stack.index(pk) for pk in p], np.int64)[seats]
+    eng = Engine(config, n_tables=len(tables.deal_keys))
+    play_nets(eng, stack, net_of_seat, tables.kinds, tables.knobs, tables.policy_rng,
+              tables.deal_keys, tables.hand_keys, tables.first_hand, games, out)
+    return True
 
 
 def play_deals(plan: MatchPlan, roster: Roster, d_lo: int, d_hi: int, bar) -> Block:

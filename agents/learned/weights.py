@@ -220,6 +220,7 @@ class NumpyPolicy:
         self.name = name
         self.deterministic = bool(deterministic)
         self.masked = meta["architecture"]["action_net"] == "masked"
+        self.activation = meta["architecture"]["activation"]
         self.obs_size, self.n_actions = meta["observation_size"], meta["action_size"]
         self._act = ACTIVATIONS[meta["architecture"]["activation"]]
         n = len(meta["architecture"]["hidden"])
@@ -254,10 +255,9 @@ class NumpyPolicy:
     def act_batch(self, observations, action_masks) -> np.ndarray:
         if self.deterministic and self.masked and self.sparse:
             return self._legal_argmax(observations, action_masks)
+        if self.deterministic:
+            return self.predict_rows(observations, action_masks)
         lp = self.log_probs(observations, action_masks)
-        if self.deterministic:                 # predict's mode: argmax of the softmax
-            e = np.exp(lp - lp.max(axis=1, keepdims=True))
-            return (e / e.sum(axis=1, keepdims=True)).argmax(axis=1).astype(np.int64)
         g = lp.astype(np.float64) + self._rng.gumbel(size=lp.shape)    # Gumbel-max: a draw
         if self.masked:
             g = np.where(np.asarray(action_masks, bool), g, -np.inf)
@@ -275,10 +275,15 @@ class NumpyPolicy:
         best, gap = legal_argmax(h, self._head_out, self._head[1], masks)
         close = np.flatnonzero(gap < TIE_GAP)
         if close.size:
-            lp = self.log_probs(obs[close], masks[close])
-            e = np.exp(lp - lp.max(axis=1, keepdims=True))
-            best[close] = (e / e.sum(axis=1, keepdims=True)).argmax(axis=1)
+            best[close] = self.predict_rows(obs[close], masks[close])
         return best
+
+    def predict_rows(self, observations, action_masks) -> np.ndarray:
+        """predict's deterministic moves op for op: the argmax of the softmax of log_probs
+        (int64 [n]); the fast path's near-ties and agents/learned/core_play.py's pauses."""
+        lp = self.log_probs(observations, action_masks)
+        e = np.exp(lp - lp.max(axis=1, keepdims=True))
+        return (e / e.sum(axis=1, keepdims=True)).argmax(axis=1).astype(np.int64)
 
     def act(self, observation, action_mask) -> int:
         return int(self.act_batch(np.asarray(observation)[None], np.asarray(action_mask)[None])[0])

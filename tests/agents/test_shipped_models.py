@@ -180,6 +180,7 @@ sparse.legal_argmax(np.zeros((1, 2), np.float32), np.zeros((3, 2), np.float32),
                     np.zeros(3, np.float32), np.ones((1, 3), bool))
 from agents.constraints import constrain  # the generalist's constraint kernel too
 constrain(np.zeros((1, 791), np.float32), np.ones((1, 322), np.int8), "useful-shifts")
+play("learned", 2)    # the kernels that play nets inside numba (each model is read again below)
 
 
 def refuse(*a, **k):
