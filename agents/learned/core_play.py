@@ -346,7 +346,8 @@ def play_nets(eng, stack: Stack, net_of_seat, kinds, knobs, policy_rng, deal_key
     cursor = np.full(n, FRESH, np.int64)
     launches = 0
     while True:
-        eng.run_kernel(play_nets_batch, play_nets_range, eng.masks, eng.actions, eng.priority,
+        # the parallel kernel at every size: one variant to compile (~1 minute, cold)
+        eng.run_kernel(play_nets_batch, None, eng.masks, eng.actions, eng.priority,
                        eng.applied, policy_rng, kinds, knobs, deal_keys, hand_keys, first_hand,
                        games, out.scores, out.hands, out.calls, out.winner, out.ticks,
                        net_of_seat, stack.w0, stack.b0, stack.wh, stack.bh, stack.wa, stack.ba,
