@@ -4,6 +4,7 @@ default), same env, same opponents, same reward, same network, in one run.
 
     python -m benchmarks.train_throughput                   # about 3 minutes, evaluations included
     python -m benchmarks.train_throughput --steps 65536 --eval-deals 0   # a smoke run
+    python -m benchmarks.train_throughput --lean-epochs 4,2 --no-dense --only lean   # epochs
 
 Both train from a fresh network (no imitation warm start: `bc_rows=0`; the warm start is the
 same for either learner) for the same `--steps` env steps: num_envs 64, n_steps 128 (rollouts
@@ -35,6 +36,10 @@ def main(argv=None) -> int:
     ap.add_argument("--eval-deals", type=int, default=100, help="deals of each evaluation (0: none)")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--only", choices=("sb3", "lean"), default=None, help="one learner only")
+    ap.add_argument("--lean-epochs", default="4", metavar="E,E,..",
+                    help="the sparse lean PPO once per epoch count (n_epochs; 4 is the default "
+                         "of both learners): rows lean_ppo, lean_ppo_2epochs, ...")
+    ap.add_argument("--no-dense", action="store_true", help="skip the dense-first-layer lean run")
     a = ap.parse_args(argv)
 
     import torch
@@ -62,12 +67,16 @@ def main(argv=None) -> int:
         rows["sb3_maskable_ppo"] = {"steps": int(model.num_timesteps), "seconds": dt,
                                     "env_steps_per_s": model.num_timesteps / dt,
                                     "policy": str(tmp / "sb3.zip")}
-    for name, sparse in (("lean_ppo_dense", False), ("lean_ppo", True)):
+    lean = [] if a.no_dense else [("lean_ppo_dense", False, 4)]
+    for e in (int(x) for x in a.lean_epochs.split(",")):
+        lean.append(("lean_ppo" if e == 4 else f"lean_ppo_{e}epochs", True, e))
+    for name, sparse, epochs in lean:
         if a.only not in (None, "lean"):
             continue
         lines = []
         t0 = time.perf_counter()
-        npz = train(lean_config(out=str(tmp / name), seed=a.seed, timesteps=a.steps),
+        npz = train(lean_config(out=str(tmp / name), seed=a.seed, timesteps=a.steps,
+                                n_epochs=epochs),
                     log=lines.append, sparse=sparse)
         dt = time.perf_counter() - t0
         steps = -(-a.steps // (cfg.n_steps * cfg.num_envs)) * cfg.n_steps * cfg.num_envs
@@ -86,8 +95,8 @@ def main(argv=None) -> int:
                      f"{e['ci_high']:+.2f}] points per hand ({e['deals']} deals)")
         print(line, flush=True)
     if "sb3_maskable_ppo" in rows:
-        for name in ("lean_ppo_dense", "lean_ppo"):
-            if name in rows:
+        for name in rows:
+            if name != "sb3_maskable_ppo":
                 ratio = rows[name]["env_steps_per_s"] / rows["sb3_maskable_ppo"]["env_steps_per_s"]
                 print(f"{name} / sb3: {ratio:.2f}x")
     print(json.dumps({"load_avg_before": load, "cpus": os.cpu_count(), **rows}))
