@@ -28,14 +28,14 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
-from nertz_env.core.batch import shuffle_deal
+from nertz_env.core.batch import record_hand, shuffle_deal
 from nertz_env.core.chunks import chunk_bounds, n_chunks
 from nertz_env.core.codec import N_ACTIONS
 from nertz_env.core.deal import deal_table
 from nertz_env.core.legal import write_table_masks
 from nertz_env.core.observe import OBS_DIM, write_seat_observation
 from nertz_env.core.policies import write_policy_actions
-from nertz_env.core.scoring import decide_winner, write_hand_scores
+from nertz_env.core.scoring import decide_winner
 from nertz_env.core.tick import step_table
 from nertz_env.encoding import PLAYING
 
@@ -301,13 +301,7 @@ def play_nets_range(st, prm, scr, masks, actions, priority, applied, policy_rng,
             if paused:
                 cursor[e] = h
                 break
-            write_hand_scores(st, prm, e, hand_scores[e], h)
-            ticks[e, h] = st.tick[e]
-            for t in range(T):
-                calls[e, h, t] = st.callers[e, t]
-                totals[t] += hand_scores[e, h, t]
-                game_calls[t] += st.callers[e, t]
-            n_hands[e] = h + 1
+            record_hand(st, prm, e, h, hand_scores, calls, ticks, n_hands, totals, game_calls)
             h += 1
             if stop_at_winner:
                 w = decide_winner(totals, game_calls, prm.target_score)

@@ -230,6 +230,19 @@ def deal_bots_range(st, prm, scr, masks, deal_keys, hands, which, lo, hi):
             write_table_masks(st, prm, scr, e, masks)
 
 
+@njit(cache=True, error_model="numpy", inline="always")
+def record_hand(st, prm, e, h, hand_scores, calls, ticks, n_hands, totals, game_calls):
+    """Hand h of table e is over: its scores (R29), Nertz calls and ticks into the play
+    loops' outputs, and the game's running totals and calls (R30) updated."""
+    write_hand_scores(st, prm, e, hand_scores[e], h)
+    ticks[e, h] = st.tick[e]
+    for t in range(prm.n_teams):
+        calls[e, h, t] = st.callers[e, t]
+        totals[t] += hand_scores[e, h, t]
+        game_calls[t] += st.callers[e, t]
+    n_hands[e] = h + 1
+
+
 @njit(cache=True, error_model="numpy")  # allocates its work rows: NRT on
 def play_bots_range(st, prm, scr, masks, actions, priority, applied, policy_rng, kinds, knobs,
                     deal_keys, prio_keys, first_hand, stop_at_winner, hand_scores, n_hands,
@@ -253,13 +266,7 @@ def play_bots_range(st, prm, scr, masks, actions, priority, applied, policy_rng,
                 write_policy_actions(masks, scr.avail, st.river, st.river_n, prm.seat_team,
                                      kinds, knobs, policy_rng, actions, e, S)
                 step_table(st, prm, scr, e, actions, priority, masks, applied)
-            write_hand_scores(st, prm, e, hand_scores[e], h)
-            ticks[e, h] = st.tick[e]
-            for t in range(T):
-                calls[e, h, t] = st.callers[e, t]
-                totals[t] += hand_scores[e, h, t]
-                game_calls[t] += st.callers[e, t]
-            n_hands[e] = h + 1
+            record_hand(st, prm, e, h, hand_scores, calls, ticks, n_hands, totals, game_calls)
             if stop_at_winner:
                 w = decide_winner(totals, game_calls, prm.target_score)
                 if w >= 0:
