@@ -8,6 +8,10 @@
 them on a first axis. Anything with `act` works as an opponent in NertzGymEnv and in
 tournaments; `Agent` gives `act_batch` for free.
 
+Agents whose play depends on rules the observation does not show (`learned`'s family) get
+told the table by `for_table(config) -> Agent`; the play loops, the envs and the league call
+it through `nertz_env.envs.opponents.for_table`, which passes any other object through.
+
 Bots that also live inside the jitted core (random, greedy, heuristic styles) say so with
 `core_policy() -> (kind, knobs)` (nertz_env/core/policies.py): tournaments and the vector env
 then play them inside numba, never calling `act` per tick. Their `act` is the plain-Python
@@ -43,6 +47,12 @@ class Agent:
     def core_policy(self):
         """(kind, knobs int64 [12]) when the core can play this agent itself, else None."""
         return None
+
+    def for_table(self, config) -> "Agent":
+        """The agent that plays a table of `config` (a RulesConfig): itself, unless its play
+        depends on a rule the observation does not show (`learned`'s family picks its member
+        by R16 stacking: agents/learned/family.py). Callers that know the table call it."""
+        return self
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.name!r})"

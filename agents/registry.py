@@ -13,9 +13,12 @@
                                              it runs code stored in the file
     ppo:PATH,constraint=useful-shifts        its moves under a constraint (agents/constraints.py;
                                              constraint=none plays a constrained model free)
-    learned                                  the shipped generalist (every table of the rulebook),
-                                             or, without one, the shipped model for the table
-                                             it sits at (agents/learned/models/, numpy only)
+    learned                                  the shipped family: at each table the model its
+                                             rules pick (agents/learned/family.py), or without
+                                             a family the generalist, or without one the model
+                                             for the table it sits at (numpy only)
+    learned:model=generalist                 one model of the family (generalist, stacking) at
+                                             every table
     learned:teams=4                          the shipped 4-team model, at any table
     learned:model=per-table                  each table's own shipped model (2 or 4 teams),
                                              the nearest elsewhere, with a warning
@@ -114,17 +117,30 @@ def _learned_agent(spec: str, rest: str, seed=None):
     if opts.get("device", "cpu") != "cpu":
         raise ValueError(f"agent {spec!r}: device={opts['device']!r}: the shipped models play "
                          "in numpy on the CPU; device= takes only cpu")
-    model = opts.get("model", "generalist")
-    if model not in ("generalist", "per-table"):
-        raise ValueError(f"agent {spec!r}: model={model!r} must be generalist (one model for "
-                         "every table) or per-table (each table's own model, the nearest "
-                         "elsewhere)")
+    from .learned.family import read_family
     from .learned.shipped import LearnedAgent, generalist_model
+    try:
+        family = read_family(MODELS_DIR)
+    except ValueError as err:
+        raise ValueError(f"agent {spec!r}: {err}") from None
+    general = generalist_model(MODELS_DIR)
+    members = {m.name: m for m in family or ()}
+    default = "family" if family else "generalist"
+    model = opts.get("model", default)
+    picks = ["per-table"] + (["family"] if family else []) + \
+        sorted(set(members) | {"generalist"})
+    if model not in picks:
+        raise ValueError(f"agent {spec!r}: model={model!r} must be one of {', '.join(picks)}: "
+                         "family (the member each table's rules pick), per-table (each "
+                         "table's own model, the nearest elsewhere) or a model of the family "
+                         "at every table (docs/models.md)")
+    if model in members:
+        general = members[model].path
     try:
         return LearnedAgent(models, None if teams is None else int(teams),
                             deterministic=det == "true", seed=seed, name=spec,
-                            generalist=generalist_model(MODELS_DIR) if model == "generalist"
-                            else None)
+                            generalist=general if model not in ("per-table", "family")
+                            else None, family=family if model == "family" else None)
     except ValueError as err:
         raise ValueError(f"agent {spec!r}: {err}") from err.__cause__
 

@@ -30,6 +30,7 @@ from nertz_env.config import RulesConfig
 from nertz_env.core.batch import deal_bots_range, play_bots_batch, play_bots_range
 from nertz_env.core.policies import POLICY_EXTERNAL, new_policy_arrays
 from nertz_env.engine import Engine
+from nertz_env.envs.opponents import for_table
 from nertz_env.envs.seats import SeatDriver
 from nertz_env.replay import Recorder
 from nertz_env.table.games import decide_winner
@@ -69,6 +70,10 @@ class Roster(NamedTuple):
             names = unique_names([getattr(a, "name", type(a).__name__) for a in agents])
         core = [a.core_policy() if hasattr(a, "core_policy") else None for a in agents]
         return cls(list(agents), list(names), core)
+
+    def for_table(self, config) -> "Roster":
+        """The roster with every agent told the table's rules (agents/base.py for_table)."""
+        return self._replace(agents=[for_table(a, config) for a in self.agents])
 
 
 class Tables(NamedTuple):
@@ -200,6 +205,7 @@ def play_deals(plan: MatchPlan, roster: Roster, d_lo: int, d_hi: int, bar) -> Bl
     """Play deals d_lo..d_hi-1 of every lineup at every seating: a Block in (lineup, deal,
     seating) order; deal d's numbers depend on (seed, d) only."""
     T, H = plan.config.num_teams, plan.max_hands
+    roster = roster.for_table(plan.config)
     deals = d_hi - d_lo
     keys = DealKeys.of(plan.seed, d_lo, d_hi, H)
     seats = plan.seats

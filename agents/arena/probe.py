@@ -139,8 +139,10 @@ class ProbeResult:
 
 def probe_counts(agent, config, deals: int, seed: int, opponents: str):
     """n [deals, classes] decisions and k [deals, classes, responses] of one agent."""
+    from nertz_env.envs.opponents import for_table
     from nertz_env.envs.vector import NertzVecEnv
     env = NertzVecEnv(num_envs=deals, config=config, seed=seed, opponents=opponents)
+    agent = for_table(agent, config)
     obs = env.reset()
     alive = np.ones(deals, bool)
     n = np.zeros((deals, len(CLASSES)), np.int64)

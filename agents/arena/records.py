@@ -133,7 +133,8 @@ def record_tables(plan: MatchPlan, roster: Roster, chosen, scores, meta=None) ->
     out = HandResults.zeros(n, H, T)
     labels = [{"lineup": l, "deal": d, "seating": r} for l, d, r in chosen]
     # looked up on the module when called, so a test can stand in for the loop
-    rec = play.play_python(config, roster, tables, plan.mode == "games", out, labels=labels)
+    rec = play.play_python(config, roster.for_table(config), tables, plan.mode == "games", out,
+                           labels=labels)
     got = out.scores[:, :scores.shape[1]]
     if not np.array_equal(got, scores[:, :got.shape[1]]):
         i = int(np.flatnonzero((got != scores[:, :got.shape[1]]).any(axis=(1, 2)))[0])

@@ -26,6 +26,7 @@ import numpy as np
 
 from nertz_env.actions import Move
 from nertz_env.config import RulesConfig
+from nertz_env.envs.opponents import for_table
 from nertz_env.engine import Engine
 from nertz_env.envs.seats import SeatDriver
 from nertz_env.replay import SUFFIX, Recorder
@@ -106,7 +107,7 @@ class PlaySession:
         for i, spec in enumerate(specs):
             key = spec if isinstance(spec, str) and not spec.strip().startswith("random") else i
             if key not in made:
-                made[key] = make_agent(spec, seed=seed + i)
+                made[key] = for_table(make_agent(spec, seed=seed + i), config)
             self.bots.append(made[key])
         self.agents = [PERSON if s == seat else None for s in range(S)]
         for s, bot in zip(self.bot_seats, self.bots):

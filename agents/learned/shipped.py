@@ -1,6 +1,11 @@
 """`learned`: the models shipped in agents/learned/models/ (docs/models.md), in the safe format
-(learned_<T>teams.npz + .json, and the generalist learned.npz + .json: read without pickle,
-played in numpy).
+(learned_<T>teams.npz + .json, the generalist learned.npz + .json and the other members of
+learned_family.json: read without pickle, played in numpy).
+
+Where the family ships (learned_family.json, agents/learned/family.py), plain `learned` is the
+family: at each table the member its rules pick, once the agent is told the table
+(`for_table(config)`, which the play loops, envs and league call); never told, it plays the
+last member and warns once. `learned:model=NAME` plays one member at every table by hand.
 
 Where the generalist ships (learned.npz, trained over the rulebook's table formats: its JSON
 lists them), plain `learned` plays it at every table, under the constraint its file names
@@ -13,6 +18,7 @@ every table, without a warning.
 """
 from __future__ import annotations
 
+import copy
 import warnings
 from pathlib import Path
 
@@ -22,6 +28,7 @@ from nertz_env.core.observe import OFF_SELF
 
 from ..base import Agent, check_batch
 from ..constraints import check_constraint, constrain
+from .family import member_for
 from .ppo import load_weights_policy
 
 GENERALIST = 0                  # the generalist's key among LearnedAgent.policies
@@ -58,18 +65,23 @@ def table_of_rows(observations) -> tuple:
 
 class LearnedAgent(Agent):
     """The shipped models as one agent (module docstring). models: {teams: .npz path};
-    teams: the one to play everywhere (by hand) or None (the generalist where given, else
-    each table's own); generalist: the generalist's .npz or None."""
+    teams: the one to play everywhere (by hand) or None (the family where given, else the
+    generalist where given, else each table's own); generalist: the generalist's .npz or
+    None; family: [family.Member] or None (its members are keys 0, 1, ...)."""
 
     def __init__(self, models: dict, teams=None, deterministic: bool = True, seed=None,
-                 name: str = "learned", generalist=None):
+                 name: str = "learned", generalist=None, family=None):
         self.name = name
         self.by_hand = teams
+        self.family = None
         self.policies = {}
         self.tables = {}
         self.constraints = {}
         ss = np.random.SeedSequence(seed) if seed is not None else None
-        if teams is None and generalist is not None:
+        if teams is None and family is not None:
+            models = {i: m.path for i, m in enumerate(family)}
+            self.family = list(family)
+        elif teams is None and generalist is not None:
             models = {GENERALIST: generalist}
             self.by_hand = GENERALIST
         for t, path in sorted(models.items()):
@@ -87,6 +99,17 @@ class LearnedAgent(Agent):
         trained for it)."""
         if self.by_hand is not None:
             return self.by_hand
+        if self.family is not None:              # never told its table: the last member
+            last = len(self.family) - 1
+            if "rules" not in self._warned:
+                self._warned.add("rules")
+                warnings.warn(f"agent {self.name!r} was not told its table's rules (stacking, "
+                              f"R16, is not in the observation); playing its "
+                              f"{self.family[last].name!r} member, trained for "
+                              f"{self._where(last)}. Tournaments, experiments and the envs "
+                              f"tell it; elsewhere call agent.for_table(config) "
+                              f"(docs/models.md).", RuntimeWarning, stacklevel=3)
+            return last
         for t, table in self.tables.items():
             if table == (teams, team_size):
                 return t
@@ -98,6 +121,26 @@ class LearnedAgent(Agent):
                           f"{describe(*self.tables[t])} (learned_{t}teams). Pick one with "
                           f"learned:teams=N (docs/models.md).", RuntimeWarning, stacklevel=3)
         return t
+
+    def _where(self, i: int) -> str:
+        others = [m.rules for m in self.family[:i] if m.rules]
+        return "any table" if not others else "tables other than " + " or ".join(
+            ", ".join(f"{k}={v}" for k, v in r.items()) for r in others)
+
+    def for_table(self, config) -> "LearnedAgent":
+        """A family agent bound to a table of `config`: the member the table's rules pick
+        plays every seat (agents/learned/family.py); any other LearnedAgent is itself."""
+        if self.family is None:
+            return self
+        bound = copy.copy(self)
+        bound.by_hand = member_for(self.family, config)
+        bound._warned = set()
+        return bound
+
+    def member(self) -> str | None:
+        """The family member this agent plays (None: unbound, or not a family)."""
+        return None if self.family is None or self.by_hand is None \
+            else self.family[self.by_hand].name
 
     def act(self, observation, action_mask) -> int:
         return int(self.act_batch(np.asarray(observation)[None], np.asarray(action_mask)[None])[0])

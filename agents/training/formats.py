@@ -19,6 +19,8 @@ the same formats with 2 solo teams at weight 5 and 4 solo teams at weight 3 (the
 per-table models and most tournaments play: 17% and 10% of the tables instead of 4% each).
 PRESETS["rulebook-weighted-nostack"] is rulebook-weighted with the two stacking-off formats
 (R16) at weight 3 too: the cells a generalist trained on rulebook-weighted wins by least.
+PRESETS["rulebook-nostack"] is rulebook-weighted with stacking off (R16) at every table: the
+training of the stacking-off member of `learned`'s family (agents/learned/family.py).
 
 Imports nertz_env and league.py; stable-baselines3 only inside functions (FormatsVecEnv
 subclasses its VecEnv, made on first use).
@@ -68,8 +70,16 @@ def _weighted_nostack() -> list:
     return out
 
 
+def _nostack() -> list:
+    out = []
+    for f in _weighted():
+        if "stacking" not in f:              # the stacking-off formats are these, made so
+            out.append({**f, "stacking": False})
+    return out
+
+
 PRESETS = {"rulebook": _rulebook(), "rulebook-weighted": _weighted(),
-           "rulebook-weighted-nostack": _weighted_nostack()}
+           "rulebook-weighted-nostack": _weighted_nostack(), "rulebook-nostack": _nostack()}
 KEYS = ("seat", "weight")          # a format's keys that are not RulesConfig fields
 
 

@@ -33,6 +33,7 @@ import numpy as np
 from nertz_env.bot_specs import CORE_KINDS, core_bot
 from nertz_env.core.policies import POLICY_EXTERNAL
 from nertz_env.core.scoring import relative_points
+from nertz_env.envs.opponents import for_table
 from nertz_env.optional import require
 
 SNAPSHOT = "snapshot:"
@@ -217,8 +218,8 @@ class _League:
             for k, a in enumerate(en.agents or ()):
                 if a is not None:                  # one agent per spec, across entries too
                     self._outside[i, k] = index.setdefault(en.specs[k], len(index))
-                    if index[en.specs[k]] == len(self._agents):
-                        self._agents.append(a)
+                    if index[en.specs[k]] == len(self._agents):    # told this table's rules
+                        self._agents.append(for_table(a, self.venv.config))
         self._slot = np.full(self.venv.config.num_seats, -1, np.int64)
         self._slot[self.others] = np.arange(len(self.others))
         self._partner = np.zeros(self.venv.config.num_seats, bool)

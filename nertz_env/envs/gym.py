@@ -146,7 +146,7 @@ from ..engine import Engine
 from .episode import (EPISODES, REWARDS, GameLedger, check_reward, checked_rng_state, env_config,
                       load_snapshot, take_snapshot, team_rewards)
 from ..encoding import OVER_TRUNCATED, PLAYING
-from .opponents import FrozenPolicy, as_opponent, opponents_per_seat
+from .opponents import FrozenPolicy, as_opponent, for_table, opponents_per_seat
 from .episode import check_options, check_rule_kwargs, check_seed, illegal_move_error
 from .render import render_rgb
 from .seats import PerRow, SeatDriver
@@ -199,7 +199,8 @@ class NertzGymEnv(gymnasium.Env):
         if opponents is None:
             return None
         per_seat = opponents_per_seat(opponents, self.others)
-        acts = {s: as_opponent(spec, where) for s, (spec, where) in per_seat.items()}
+        acts = {s: as_opponent(for_table(spec, self.config), where)       # told the rules
+                for s, (spec, where) in per_seat.items()}
         return None if all(a is None for a in acts.values()) else acts
 
     # ------------------------------------------------------------------ Gymnasium API

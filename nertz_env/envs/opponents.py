@@ -20,6 +20,14 @@ from ..optional import available
 ON_ILLEGAL = ("raise", "wait", "pass")
 
 
+def for_table(agent, config):
+    """`agent.for_table(config)` where the agent has it (agents/base.py: an agent whose play
+    depends on rules the observation does not show, such as `learned`'s family), else the
+    agent itself."""
+    bind = getattr(agent, "for_table", None)
+    return bind(config) if callable(bind) else agent
+
+
 class FrozenPolicy:
     """A trained SB3 / sb3-contrib model as an opponent: `act(observation, action_mask) -> int`.
 

@@ -385,7 +385,7 @@ def test_any_agent_spec_is_a_league_entry_played_in_one_call_per_step(tmp_path):
     for en in league.entries[:2]:
         en.agents = [counter if a is not None else None for a in en.agents]
     league._hook()
-    ref = make_agent("learned")
+    ref = make_agent("learned").for_table(league.venv.config)     # the league told its copy
     env.reset()
     eng, batch = league.batch.engine, league.batch
     outside_rows = 0

@@ -142,13 +142,13 @@ def test_what_the_core_cannot_play_goes_to_the_python_loop(tmp_path, monkeypatch
 
 
 def test_the_learned_agent_plays_each_seat_its_own_model(monkeypatch):
-    """`learned` (the generalist) is one net at every seat; learned:model=per-table picks a
+    """`learned` (told its table: one member of its family) is one net at every seat; learned:model=per-table picks a
     model per seat (here the 2-team model for the two-player team and the solo seats: the
     nearest by team count), as its act_batch does row by row; the numbers equal."""
     config = RulesConfig(num_teams=3, team_sizes=(2, 1, 1))
-    picks = core_play.networks(make_agent("learned"), config)
+    picks = core_play.networks(make_agent("learned").for_table(config), config)
     assert len(picks) == config.num_seats and len({id(p) for p, _ in picks}) == 1
-    assert picks[0][1] != 0                             # the generalist's constraint rides along
+    assert picks[0][1] != 0                             # the member's constraint rides along
     per = make_agent("learned:model=per-table")
     with pytest.warns(RuntimeWarning):
         keys = [per.model_for(3, 2), per.model_for(3, 1)]
@@ -193,7 +193,7 @@ def test_the_kernels_logits_stay_far_inside_the_tie_gap(tmp_path):
     rows = _observations(RulesConfig(num_teams=4), 400)
     assert rows.shape[1] == OBS_DIM and (rows != 0).sum(1).mean() > 30
     relu = NumpyPolicy.load(_tie_model(tmp_path, hidden=(64, 64), activation="relu"))
-    for policy in (make_agent("learned").policies[0], relu):
+    for policy in (*make_agent("learned").policies.values(), relu):     # both members
         stack = core_play.Stack([(policy, 0)])
         gap = np.abs(core_play.logits(stack, 0, rows) - policy.logits(rows)).max()
         assert gap < TIE_GAP / 10
