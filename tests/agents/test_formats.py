@@ -76,6 +76,10 @@ def test_weights_deal_the_tables_in_proportion():
                      describe({"num_teams": 4, "stacking": False}): 3}
     assert [n for _, n in table_shares(184, nostack)] == tables_per_format(
         184, len(nostack), [f.get("weight", 1) for f in nostack])
+    off = resolve("rulebook-nostack")        # every stacking table of rulebook-weighted, made off
+    assert all(f["stacking"] is False for f in off)
+    assert [{k: v for k, v in f.items() if k != "stacking"} for f in off] == [
+        f for f in weighted if "stacking" not in f]
 
 
 def test_every_format_plays_its_rules_with_the_learner_at_its_seat():
