@@ -48,6 +48,12 @@ class Agent:
         """(kind, knobs int64 [12]) when the core can play this agent itself, else None."""
         return None
 
+    def core_networks(self, config):
+        """Per seat of `config`'s table, (policy, constraint bits) of the network this agent
+        plays there, for the play loop's net kernel (agents/learned/core_play.py, which
+        checks the policy is one it plays exactly), or None: played from Python."""
+        return None
+
     def for_table(self, config) -> "Agent":
         """The agent that plays a table of `config` (a RulesConfig): itself, unless its play
         depends on a rule the observation does not show (`learned`'s family picks its member

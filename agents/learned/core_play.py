@@ -18,7 +18,8 @@ rare, so a batch takes a few launches (tests/arena/test_core_play.py holds every
 equal to the Python loop's, ties included).
 
 `networks(agent, config)`: per seat of that table, the (NumpyPolicy, constraint bits) the
-agent plays there, or None when the agent cannot play in the core (a draw instead of the
+agent plays there (its `core_networks(config)`, agents/base.py), or None when the agent
+cannot play in the core (a draw instead of the
 argmax, an SB3 zip, an unmasked net, anything else). `Stack` holds the networks of one
 batch as arrays (every net the same depth, width and activation; else the Python loop).
 Imports numpy, numba, nertz_env's core and agents/constraints.py.
@@ -49,20 +50,13 @@ ASK = -2                         # forced[e, s]: Python plays this seat this tic
 
 def networks(agent, config):
     """Per seat of `config`'s table, (NumpyPolicy, constraint bits) of the net `agent` plays
-    there, or None where it cannot be played in the core (module docstring)."""
-    from .ppo import PPOAgent
-    from .shipped import LearnedAgent
+    there, or None where it cannot be played in the core (module docstring). The agent says
+    which nets through `core_networks(config)` (agents/base.py); this checks each is one the
+    kernel plays exactly."""
     from .weights import NumpyPolicy
-    S = config.num_seats
-    if isinstance(agent, PPOAgent):
-        picks = [(agent.policy, agent.constraint)] * S
-    elif isinstance(agent, LearnedAgent):
-        picks = []
-        for s in range(S):
-            size = list(config.seat_team).count(config.seat_team[s])
-            key = agent.model_for(config.num_teams, 2 if size == 2 else 1)
-            picks.append((agent.policies[key], agent.constraints[key]))
-    else:
+    ask = getattr(agent, "core_networks", None)
+    picks = ask(config) if callable(ask) else None
+    if picks is None:
         return None
     for policy, _ in picks:
         if not (isinstance(policy, NumpyPolicy) and policy.deterministic and policy.masked

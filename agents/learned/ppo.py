@@ -62,6 +62,9 @@ class PPOAgent(Agent):
                                        deterministic=deterministic, on_illegal="pass")
         self.name = f"ppo:{path}"
 
+    def core_networks(self, config):
+        return [(self.policy, self.constraint)] * config.num_seats
+
     def act(self, observation, action_mask) -> int:
         if not self.constraint:
             return self.policy.act(observation, action_mask)

@@ -137,6 +137,15 @@ class LearnedAgent(Agent):
         bound._warned = set()
         return bound
 
+    def core_networks(self, config):
+        """Each seat's model (model_for its table: its team count and team size)."""
+        out = []
+        for s in range(config.num_seats):
+            size = list(config.seat_team).count(config.seat_team[s])
+            key = self.model_for(config.num_teams, 2 if size == 2 else 1)
+            out.append((self.policies[key], self.constraints[key]))
+        return out
+
     def member(self) -> str | None:
         """The family member this agent plays (None: unbound, or not a family)."""
         return None if self.family is None or self.by_hand is None \
