@@ -6,6 +6,7 @@ derived seat map (which seat belongs to which team). It never imports numba or t
 """
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 from dataclasses import dataclass, field
@@ -197,6 +198,10 @@ class RulesConfig:
         return hash(tuple(
             tuple(sorted(v.items())) if isinstance(v, Mapping) else v
             for f, v in ((f, getattr(self, f)) for f in self.__dataclass_fields__ if f != "num_seats")))
+
+
+RULE_FIELDS = tuple(f.name for f in dataclasses.fields(RulesConfig) if f.init)
+"""The fields a RulesConfig is made from (every keyword it takes; num_seats is derived)."""
 
 
 def _rebuild(fields: dict) -> RulesConfig:

@@ -37,13 +37,12 @@ Plays nothing and builds no agent: agents/arena/experiment.py runs a spec.
 """
 from __future__ import annotations
 
-import dataclasses
 import itertools
 import math
 import numbers
 from dataclasses import dataclass, field
 
-from nertz_env.config import RulesConfig
+from nertz_env.config import RULE_FIELDS, RulesConfig
 from nertz_env.files import read_capped
 
 from .limits import (MAX_CELLS, MAX_GRID, MAX_LABEL, MAX_SPEC_BYTES, check_int, check_size,
@@ -240,7 +239,7 @@ class ExperimentSpec:
                 any(not isinstance(v, dict) for v in self.rules.values()):
             raise _bad("rules", self.rules, f"must map 1 to {MAX_GRID} variant names to tables "
                        "of RulesConfig fields ({'default': {}} for the default rules)")
-        fields = {f.name for f in dataclasses.fields(RulesConfig) if f.init}
+        fields = set(RULE_FIELDS)
         seen = {}
         for name, kw in self.rules.items():
             for k in kw:

@@ -25,7 +25,7 @@ import re
 from pathlib import Path
 from typing import NamedTuple
 
-from nertz_env.config import RulesConfig
+from nertz_env.config import RULE_FIELDS, RulesConfig
 from nertz_env.files import json_loads_bounded, read_capped
 
 FORMAT, VERSION = "nertz-family", 1
@@ -34,8 +34,6 @@ MAX_BYTES = 64 << 10
 MAX_MEMBERS = 8
 _NAME = re.compile(r"^[a-z][a-z0-9-]{0,31}$")
 _STEM = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,63}$")
-RULE_FIELDS = tuple(f for f in RulesConfig.__dataclass_fields__
-                    if RulesConfig.__dataclass_fields__[f].init)
 
 
 class Member(NamedTuple):

@@ -27,13 +27,11 @@ subclasses its VecEnv, made on first use).
 """
 from __future__ import annotations
 
-import dataclasses
 
 import numpy as np
 
-from nertz_env.config import RulesConfig
+from nertz_env.config import RULE_FIELDS, RulesConfig
 
-RULE_FIELDS = tuple(f.name for f in dataclasses.fields(RulesConfig) if f.init)
 
 
 def _rulebook() -> list:

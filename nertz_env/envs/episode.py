@@ -7,21 +7,19 @@ It holds no rules: the scores are `Engine.hand_scores`, the winner `game.decide_
 from __future__ import annotations
 
 import copy
-import dataclasses
 import threading
 from collections.abc import Mapping
 from dataclasses import dataclass
 
 import numpy as np
 
-from ..config import RulesConfig
+from ..config import RULE_FIELDS, RulesConfig
 from ..core.scoring import relative_points
 from ..core.state import cards_in_play, coerce_state
 from ..engine import Engine
 from ..table.games import MAX_HANDS, decide_winner
 from ..encoding import DECK, OVER_TRUNCATED, PLAYING
 
-RULE_FIELDS = tuple(f.name for f in dataclasses.fields(RulesConfig) if f.init)
 RESET_OPTIONS = ("layout",)                # the keys reset(options=...) takes
 EPISODES = ("hand", "game")
 REWARDS = ("score", "relative", "win")
