@@ -19,6 +19,7 @@
                                              for the table it sits at (numpy only)
     learned:model=generalist                 one model of the family (generalist, stacking) at
                                              every table
+    learned:family=PATH.json                 a family file of your own (its models beside it)
     learned:teams=4                          the shipped 4-team model, at any table
     learned:model=per-table                  each table's own shipped model (2 or 4 teams),
                                              the nearest elsewhere, with a warning
@@ -62,7 +63,7 @@ from .specs import checked_options, path_options, split_specs
 
 KINDS = (*CORE_KINDS, "ppo", "learned", "rllib")
 MODELS_DIR = Path(__file__).resolve().parent / "learned" / "models"    # the shipped models (docs/models.md)
-LEARNED_OPTIONS = ("teams", "deterministic", "device", "model")
+LEARNED_OPTIONS = ("teams", "deterministic", "device", "model", "family")
 PPO_OPTIONS = ("deterministic", "device", "trust", "constraint")
 _TRUST = {"yes": True, "true": True, "no": False, "false": False}
 _DEVICE = re.compile(r"cpu|auto|cuda(:\d+)?")
@@ -117,12 +118,16 @@ def _learned_agent(spec: str, rest: str, seed=None):
     if opts.get("device", "cpu") != "cpu":
         raise ValueError(f"agent {spec!r}: device={opts['device']!r}: the shipped models play "
                          "in numpy on the CPU; device= takes only cpu")
-    from .learned.family import read_family
+    from .learned.family import read_family, read_family_file
     from .learned.shipped import LearnedAgent, generalist_model
     try:
-        family = read_family(MODELS_DIR)
+        family = read_family(MODELS_DIR) if "family" not in opts else \
+            read_family_file(opts["family"])
     except ValueError as err:
         raise ValueError(f"agent {spec!r}: {err}") from None
+    if "family" in opts and ("teams" in opts or "model" in opts):
+        raise ValueError(f"agent {spec!r}: family= plays that family at every table; it "
+                         "takes no teams= or model=")
     general = generalist_model(MODELS_DIR)
     members = {m.name: m for m in family or ()}
     default = "family" if family else "generalist"

@@ -15,6 +15,9 @@ the first member that matches plays, and the last names no rules (it plays any t
 reader caps the file, and every field is checked before any model is read (a ValueError
 naming the member and the field).
 
+`learned:family=PATH` plays a family file of your own the same way (its members' models in
+its folder), e.g. to judge a recipe's seeds as families (docs/models.md).
+
 An agent hears its table's rules through `for_table(config)` (agents/base.py): tournaments,
 experiments, the grid, probes, the envs' opponents and the training league call it. A family
 agent that was never told plays its last member and warns once (agents/learned/shipped.py).
@@ -49,11 +52,18 @@ def _value(v):
 def read_family(models_dir) -> list | None:
     """The members of models_dir's learned_family.json, or None where there is none."""
     p = Path(models_dir) / FILE
-    if not p.is_file():
-        return None
+    return read_family_file(p) if p.is_file() else None
+
+
+def read_family_file(path) -> list:
+    """The members of a family file anywhere (`learned:family=PATH`); its members' models lie
+    in the file's folder."""
+    p = Path(path)
     what = f"model family {str(p)!r}"
+    if not p.is_file():
+        raise ValueError(f"{what} is not a file (a family JSON: agents/learned/family.py)")
     return check_family(json_loads_bounded(read_capped(p, MAX_BYTES, what), what),
-                        models_dir, what)
+                        p.parent, what)
 
 
 def check_family(obj, models_dir, what: str = "model family") -> list:

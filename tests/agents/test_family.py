@@ -61,6 +61,25 @@ def test_the_table_rules_pick_the_member_and_unbound_play_warns_once(family):
     np.testing.assert_array_equal(got, on.act_batch(obs, masks))
 
 
+def test_a_family_file_of_your_own(family, tmp_path_factory):
+    """learned:family=PATH: members in that file's folder, picked the same way; it takes no
+    teams= or model=; a missing file is refused naming it."""
+    mine = tmp_path_factory.mktemp("mine")
+    tiny_model(mine / "x", seed=21, hidden=(16,))
+    tiny_model(mine / "y", seed=22, hidden=(16,))
+    family_file(mine, [{"name": "x", "model": "x", "rules": {"river_size": 5}},
+                       {"name": "y", "model": "y", "rules": {}}])
+    bot = make_agent(f"learned:family={mine / FILE}")
+    obs, masks = positions(2, n=24, steps=10)
+    for config, stem in ((RulesConfig(num_teams=2, river_size=5), "x"), (NOSTACK, "y")):
+        np.testing.assert_array_equal(bot.for_table(config).act_batch(obs, masks),
+                                      make_agent(f"ppo:{mine / stem}.npz").act_batch(obs, masks))
+    with pytest.raises(ValueError, match="takes no teams= or model="):
+        make_agent(f"learned:family={mine / FILE},model=x")
+    with pytest.raises(ValueError, match="gone.json' is not a file"):
+        make_agent(f"learned:family={mine / 'gone.json'}")
+
+
 def test_a_member_plays_where_all_its_rules_hold_the_first_that_matches():
     from agents.learned.family import Member, member_for
     fam = [Member("a", {"stacking": False, "num_teams": 4}, None),
