@@ -89,8 +89,9 @@ def add_parser(sub) -> argparse.ArgumentParser:
                     "ppo:PATH.zip[,deterministic=true|false][,device=cpu|cuda|cuda:N|auto]"
                     "[,trust=yes] (a saved MaskablePPO or PPO zip, read without unpickling; "
                     "trust=yes runs code stored in the file; the options follow the path after "
-                    "commas), learned[:teams=T][,deterministic=..] (the shipped model for the "
-                    "table, docs/models.md), rllib:PATH[,policy=ID][,deterministic=true|false] "
+                    "commas), learned[:model=M][,teams=T][,deterministic=..] (the shipped "
+                    "models: plain learned picks the member for the table's rules, "
+                    "docs/models.md), rllib:PATH[,policy=ID][,deterministic=true|false] "
                     "(an RLlib checkpoint: loading one from someone else can run code; needs "
                     "ray[rllib]).",
         epilog="examples:\n"
