@@ -63,9 +63,10 @@ class TrainConfig:
     snapshots); 'lean': the lean PPO in torch (lean_ppo.py; faster, with formats and init,
     without warm start, evaluations or snapshots: give --bc-rows 0)"""
     formats: list = field(default_factory=list)
-    """table formats to train over, the tables dealt out evenly (formats.py): a list of dicts
-    of RulesConfig fields (and 'seat', the learner's), or a preset's name ('rulebook'); empty:
-    the one table of teams and max_ticks. The lean PPO only"""
+    """table formats to train over, the tables dealt out by weight (formats.py): a list of
+    dicts of RulesConfig fields (and 'seat', the learner's; 'weight'), or a preset's name
+    (rulebook, rulebook-weighted, rulebook-weighted-nostack, rulebook-nostack); empty: the one
+    table of teams and max_ticks. The lean PPO only"""
     init: str | None = None
     """a model to start the policy from: an SB3 zip (actor and critic, read without
     unpickling) or a safe-format .npz (the actor); the lean PPO only"""

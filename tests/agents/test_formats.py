@@ -171,3 +171,15 @@ def test_nertz_train_learner_lean(tmp_path, capsys):
     assert json.loads((out / "config.json").read_text())["config"]["learner"] == "lean"
     assert main(["train", "--learner", "lean", "--out", str(tmp_path / "h")]) == 2
     assert "bc_rows" in capsys.readouterr().err
+
+
+def test_the_train_help_names_every_preset():
+    """`nertz train --help` (TrainConfig's field text) lists every preset by name."""
+    import subprocess
+    import sys
+    from agents.training.formats import PRESETS
+    out = subprocess.run([sys.executable, "-m", "agents", "train", "--help"], capture_output=True,
+                         text=True, check=True).stdout
+    flat = " ".join(out.replace("-\n", "-").split()).replace("- ", "-")
+    for name in PRESETS:
+        assert name in flat, name
