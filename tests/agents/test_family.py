@@ -196,5 +196,14 @@ def test_the_package_ships_the_family():
     for m in fam:
         meta = json.loads(m.path.with_suffix(".json").read_text())
         assert meta["constraint"] == "useful-shifts" and m.path.stat().st_size < 1_000_000
+    import fnmatch
+    import tomllib
+    root = registry.MODELS_DIR.parents[2]
+    data = tomllib.loads((root / "pyproject.toml").read_text())["tool"]["setuptools"][
+        "package-data"]["agents"]
+    for p in [registry.MODELS_DIR / FILE] + [f for m in fam
+                                              for f in (m.path, m.path.with_suffix(".json"))]:
+        rel = p.relative_to(root / "agents").as_posix()
+        assert any(fnmatch.fnmatch(rel, pat) for pat in data), rel   # installed with the package
     assert bot.for_table(NOSTACK).member() == "generalist"
     assert bot.for_table(RulesConfig(num_teams=5, river_size=5)).member() == "stacking"
