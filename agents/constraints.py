@@ -182,6 +182,43 @@ def constrained_row(row, mrow, cid, out):
             out[a] = mrow[a] != 0
 
 
+@njit(cache=True, error_model="numpy", inline="always")
+def constrained_moves(row, mrow, cid, idx) -> int:
+    """constrained_row as a list: idx[:n] = the moves it keeps, ascending; returns n. Finds
+    the legal moves by blocks of 8 mask entries (a seat has a few of the N_ACTIONS legal),
+    so it reads the row a fraction as often; cid 0: the legal moves. idx: int64 work row
+    of at least N_ACTIONS + 1 (the learned seats' kernel, agents/learned/core_play.py)."""
+    A = mrow.shape[0]
+    mb = mrow[:A - A % 8].view(np.int64)
+    n = 0
+    for b in range(mb.shape[0]):
+        if mb[b] != 0:
+            for a in range(8 * b, 8 * b + 8):     # without a branch
+                idx[n] = a
+                n += mrow[a] != 0
+    for a in range(A - A % 8, A):
+        idx[n] = a
+        n += mrow[a] != 0
+    if cid == 0:
+        return n
+    n_top, w_top = _card(row, OFF_NERTZ), _card(row, OFF_WASTE)
+    kept = 0
+    for m in range(n):
+        a = idx[m]
+        if not _forbidden(a, row, mrow, cid, n_top, w_top):
+            idx[kept] = a
+            kept += 1
+    if kept == 0:                                 # every legal move forbidden: all of them
+        for m in range(n):
+            idx[m] = 0
+        n = 0
+        for a in range(A):
+            idx[n] = a
+            n += mrow[a] != 0
+        return n
+    return kept
+
+
 @njit(cache=True, error_model="numpy")
 def _constrain(obs, masks, cid, out):
     for r in range(obs.shape[0]):

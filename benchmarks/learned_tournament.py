@@ -37,6 +37,22 @@ def save_model(path, net_arch, seed=0) -> None:
                 n_steps=8, batch_size=8, seed=seed, device="cpu").save(path)
 
 
+def kernel_at(rev: str, tmp: Path):
+    """agents/learned/core_play.py as it was at git revision `rev`, loaded as a module of
+    agents.learned (its relative imports resolve to today's package) from a file in tmp."""
+    import importlib.util
+    import subprocess
+    text = subprocess.run(["git", "show", f"{rev}:agents/learned/core_play.py"],
+                          check=True, capture_output=True, text=True,
+                          cwd=Path(__file__).resolve().parents[1]).stdout
+    path = tmp / "core_play_at_rev.py"
+    path.write_text(text)
+    spec = importlib.util.spec_from_file_location("agents.learned._core_play_at_rev", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(prog="python -m benchmarks.learned_tournament",
                                  description=__doc__,
@@ -60,6 +76,10 @@ def main(argv=None) -> int:
                     help="also the learned lineup through the Python-driven loop (the nets "
                          "played outside the core: agents/arena/play.py CORE_NETS off), "
                          "interleaved")
+    ap.add_argument("--kernel-from", default=None, metavar="REV",
+                    help="also the learned lineup with agents/learned/core_play.py as it was "
+                         "at git revision REV (git show; old and new kernels in one run), "
+                         "interleaved")
     args = ap.parse_args(argv)
     if args.torch_threads is not None:
         import torch
@@ -82,17 +102,29 @@ def main(argv=None) -> int:
             lineups["learned, dense"] = [seat, *BOTS]
         if args.python_too:
             lineups["learned, Python loop"] = [seat, *BOTS]
+        old_kernel = None
+        if args.kernel_from:
+            old_kernel = kernel_at(args.kernel_from, Path(tmp))
+            lineups[f"learned, kernel at {args.kernel_from}"] = [seat, *BOTS]
         if args.instead:
             lineups["instead"] = [args.instead, *BOTS]
         from agents.arena import play
+        from agents.learned import core_play
         from agents.learned.weights import NumpyPolicy
-        for name, agents in lineups.items():
+        new_kernel = (core_play.Stack, core_play.play_nets)
+
+        def setup(name):
+            NumpyPolicy.sparse = not (args.dense or name == "learned, dense")
             play.CORE_NETS = name != "learned, Python loop"
+            old = old_kernel is not None and name.startswith("learned, kernel at")
+            core_play.Stack, core_play.play_nets = (
+                (old_kernel.Stack, old_kernel.play_nets) if old else new_kernel)
+        for name, agents in lineups.items():
+            setup(name)
             run_tournament(agents, teams=4, deals=2, seed=1, progress=False)     # compile
         for _ in range(args.repeats):
             for name, agents in lineups.items():
-                NumpyPolicy.sparse = not (args.dense or name == "learned, dense")
-                play.CORE_NETS = name != "learned, Python loop"
+                setup(name)
                 r = run_tournament(agents, teams=4, deals=args.deals, seed=0, progress=False,
                                    batch_tables=args.batch_tables)
                 rows.append({"lineup": name, "seat": agents[0], "hands": r.hands_played,
@@ -103,7 +135,8 @@ def main(argv=None) -> int:
     for r in rows:
         seat = r["seat"] if r["lineup"] == "instead" or args.agent else f"ppo {net}"
         tag = {"learned, dense": " (dense)", "learned, Python loop": " (Python loop)"}.get(
-            r["lineup"], "")
+            r["lineup"], f" ({r['lineup'][9:]})" if r["lineup"].startswith("learned, k")
+            else "")
         print(f"| {seat}{tag} | "
               f"{', '.join(BOTS)} | {r['hands']:,} | {r['ticks_per_hand']:,.0f} | "
               f"{r['elapsed_s']:,.1f} | {r['hands_per_s']:,.1f} |")
@@ -116,6 +149,11 @@ def main(argv=None) -> int:
         if args.dense_too:
             out["ratio_dense"] = med["learned, dense"] / med["instead"]
             print(f"the same with the fast path off: {out['ratio_dense']:.2f}")
+        if args.kernel_from:
+            out["ratio_kernel_from"] = med[f"learned, kernel at {args.kernel_from}"] / med[
+                "instead"]
+            print(f"the same with the kernel at {args.kernel_from}: "
+                  f"{out['ratio_kernel_from']:.2f}")
         if args.python_too:
             out["ratio_python"] = med["learned, Python loop"] / med["instead"]
             print(f"the same through the Python loop: {out['ratio_python']:.2f}")

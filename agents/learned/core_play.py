@@ -7,8 +7,9 @@ Same moves, same numbers. Per tick a table's core bots choose first (drawing fro
 generators in the same order as the Python loop), then every network seat: its observation
 (core/observe.py write_seat_observation), its legal moves cleared by the model's constraint
 (agents/constraints.py, the same rule code), and the fast path of NumpyPolicy (weights.py):
-the first layer over the observation's non-zero entries, the other layers, the logits of
-the legal moves only, their argmax. Where the top two legal logits lie within TIE_GAP,
+the first layer kept per seat and updated by the observation entries that changed since the
+seat's last move (float64, so it equals a fresh sum to ~1e-12), the other layers, the
+logits of the legal moves only, their argmax. Where the top two legal logits lie within TIE_GAP,
 NumpyPolicy lets predict's own float32 ops decide; numba cannot run those ops bit for bit,
 so the table pauses there, before the tick resolves: the kernel returns, Python plays the
 paused seats with NumpyPolicy.predict_rows (the op-for-op path) and the kernel resumes
@@ -31,7 +32,6 @@ from numba import njit, prange
 
 from nertz_env.core.batch import record_hand, shuffle_deal
 from nertz_env.core.chunks import chunk_bounds, n_chunks
-from nertz_env.core.codec import N_ACTIONS
 from nertz_env.core.deal import deal_table
 from nertz_env.core.legal import write_table_masks
 from nertz_env.core.observe import OBS_DIM, write_seat_observation
@@ -40,7 +40,7 @@ from nertz_env.core.scoring import decide_winner
 from nertz_env.core.tick import step_table
 from nertz_env.encoding import PLAYING
 
-from ..constraints import constrain, constrained_row
+from ..constraints import constrain, constrained_moves
 from .weights import TIE_GAP
 
 ACT_TANH, ACT_RELU = 0, 1
@@ -140,26 +140,48 @@ def _activate(h, act):
 
 
 @njit(cache=True, error_model="numpy", fastmath=True, inline="always")
-def _hidden(row, k, w0, b0, wh, bh, act, ha, hb, idx):
-    """ha = net k's last hidden layer on an observation row (idx: int64 work row of
-    OBS_DIM + 1; hb: a work row of the width)."""
-    W = b0.shape[1]
+def _hidden(row, seen, pre, k, w0, wh, bh, act, ha, hb, idx):
+    """ha = net k's last hidden layer on an observation row, its first layer kept up to date
+    rather than recomputed: pre (float64, the width) holds b0 + w0 . seen, the row the seat
+    saw last; only the entries that changed since are added (a tick changes ~10 of the ~70
+    non-zero entries) and seen becomes row. float64 keeps the sum exact to ~1e-12 whatever
+    the history, so it matches a fresh sum (tests/arena/test_core_play.py). idx: int64
+    work row of OBS_DIM + 1; hb: a work row of the width."""
+    W = pre.shape[0]
+    C = row.shape[0]
+    rb, sb = row.view(np.int32), seen.view(np.int32)
     n = 0
-    for c in range(row.shape[0]):      # the non-zero entries' columns, without a branch
+    for c0 in range(0, C - 7, 8):      # blocks of 8 entries: most are unchanged
+        x = np.int32(0)
+        for t in range(8):
+            x |= rb[c0 + t] ^ sb[c0 + t]
+        if x != 0:
+            for c in range(c0, c0 + 8):    # the changed entries' columns, without a branch
+                idx[n] = c
+                n += row[c] != seen[c]
+    for c in range(C - C % 8, C):
         idx[n] = c
-        n += row[c] != 0.0
+        n += row[c] != seen[c]
     w = w0[k]                          # 2-D views: plain strides, so the loops vectorise
-    ha[:] = b0[k]
     for m in range(n):
-        v = row[idx[m]]
-        wr = w[idx[m]]
+        c = idx[m]
+        d = np.float64(row[c]) - np.float64(seen[c])
+        seen[c] = row[c]
+        wr = w[c]
         for j in range(W):
-            ha[j] += v * wr[j]
+            pre[j] += d * wr[j]
+    for j in range(W):
+        ha[j] = np.float32(pre[j])
     _activate(ha, act)
     for l in range(wh.shape[1]):
         w = wh[k, l]
         hb[:] = bh[k, l]
-        for i in range(W):
+        for i in range(0, W - 3, 4):   # four weight rows per pass over hb: a quarter the stores
+            x0, x1, x2, x3 = ha[i], ha[i + 1], ha[i + 2], ha[i + 3]
+            r0, r1, r2, r3 = w[i], w[i + 1], w[i + 2], w[i + 3]
+            for j in range(W):
+                hb[j] += x0 * r0[j] + x1 * r1[j] + x2 * r2[j] + x3 * r3[j]
+        for i in range(W - W % 4, W):
             x = ha[i]
             wr = w[i]
             for j in range(W):
@@ -169,27 +191,19 @@ def _hidden(row, k, w0, b0, wh, bh, act, ha, hb, idx):
 
 
 @njit(cache=True, error_model="numpy", fastmath=True)
-def _net_move(row, mrow, k, w0, b0, wh, bh, wa, ba, bits, act, ha, hb, cmask, idx, tie):
+def _net_move(row, seen, pre, mrow, k, w0, wh, bh, wa, ba, bits, act, ha, hb, idx, tie):
     """(move, near) of net k on an observation row and its mask row: the legal argmax of
     the logits over the moves the constraint keeps (all legal ones when it keeps none), and
     whether the top two lie within tie."""
-    if bits[k] != 0:
-        constrained_row(row, mrow, bits[k], cmask)
-    else:
-        for a in range(N_ACTIONS):
-            cmask[a] = mrow[a] != 0
-    _hidden(row, k, w0, b0, wh, bh, act, ha, hb, idx)
-    n = 0
-    for a in range(N_ACTIONS):         # the moves left, without a branch
-        idx[n] = a
-        n += cmask[a]
+    _hidden(row, seen, pre, k, w0, wh, bh, act, ha, hb, idx)
+    n = constrained_moves(row, mrow, bits[k], idx)
     w = wa[k]
     top, second, arg = -np.inf, -np.inf, -1
     for m in range(n):
         a = idx[m]
         v = ba[k, a]
         wr = w[a]
-        for j in range(b0.shape[1]):
+        for j in range(ha.shape[0]):
             v += ha[j] * wr[j]
         if v > top:
             second, top, arg = top, v, a
@@ -217,14 +231,17 @@ def _hidden_rows(obs, k, w0, b0, wh, bh, act, out):
     W = b0.shape[1]
     ha, hb = np.empty(W, np.float32), np.empty(W, np.float32)
     idx = np.zeros(obs.shape[1] + 1, np.int64)
+    seen = np.zeros(obs.shape[1], np.float32)
+    pre = b0[k].astype(np.float64)
     for r in range(obs.shape[0]):
-        _hidden(obs[r], k, w0, b0, wh, bh, act, ha, hb, idx)
+        _hidden(obs[r], seen, pre, k, w0, wh, bh, act, ha, hb, idx)
         out[r] = ha
 
 
 def logits(stack, k: int, observations) -> np.ndarray:
-    """Net k's logits [n, A] as the kernel computes them (tests hold them within a small
-    fraction of TIE_GAP of NumpyPolicy.logits: the premise of the pauses)."""
+    """Net k's logits [n, A] as the kernel computes them, the rows taken in order as one
+    seat's ticks (each row's first layer updated from the one before it); tests hold them
+    within a small fraction of TIE_GAP of NumpyPolicy.logits: the premise of the pauses."""
     obs = np.ascontiguousarray(observations, np.float32)
     out = np.empty((obs.shape[0], stack.b0.shape[1]), np.float32)
     _hidden_rows(obs, k, stack.w0, stack.b0, stack.wh, stack.bh, stack.act, out)
@@ -235,14 +252,13 @@ def logits(stack, k: int, observations) -> np.ndarray:
 def play_nets_range(st, prm, scr, masks, actions, priority, applied, policy_rng, kinds, knobs,
                     deal_keys, hand_keys, first_hand, stop_at_winner, hand_scores, n_hands,
                     calls, winners, ticks, net_of_seat, w0, b0, wh, bh, wa, ba, bits, act,
-                    obs_buf, forced, cursor, tie, lo, hi):
+                    obs_buf, seen, pre, forced, cursor, tie, lo, hi):
     S = prm.n_seats
     T = prm.n_teams
     H = hand_scores.shape[1]
     W = b0.shape[1]
     ha = np.empty(W, np.float32)
     hb = np.empty(W, np.float32)
-    cmask = np.zeros(N_ACTIONS, np.bool_)
     idx = np.zeros(OBS_DIM + 1, np.int64)
     totals = np.zeros(T, np.int64)
     game_calls = np.zeros(T, np.int64)
@@ -268,6 +284,12 @@ def play_nets_range(st, prm, scr, masks, actions, priority, applied, policy_rng,
                 shuffle_deal(st, prm, scr, e, deal_keys[e], hand)
                 deal_table(st, prm, e, scr.decks[e], hand)
                 write_table_masks(st, prm, scr, e, masks)
+                for s in range(S):          # a new hand: each net's first layer from scratch
+                    k = net_of_seat[e, s]
+                    if k >= 0:
+                        seen[e, s, :] = 0.0
+                        for j in range(W):
+                            pre[e, s, j] = b0[k, j]
             while st.status[e] == PLAYING:
                 if not resume:      # a resumed tick keeps the bots' moves it paused with
                     write_policy_actions(masks, scr.avail, st.river, st.river_n,
@@ -282,8 +304,8 @@ def play_nets_range(st, prm, scr, masks, actions, priority, applied, policy_rng,
                         forced[e, s] = -1
                         continue
                     write_seat_observation(st, prm, scr, e, s, obs_buf, s)
-                    a, near = _net_move(obs_buf[e, s], masks[e, s], k, w0, b0, wh, bh, wa, ba,
-                                        bits, act, ha, hb, cmask, idx, tie)
+                    a, near = _net_move(obs_buf[e, s], seen[e, s], pre[e, s], masks[e, s], k,
+                                        w0, wh, bh, wa, ba, bits, act, ha, hb, idx, tie)
                     if near:
                         forced[e, s] = ASK
                         paused = True
@@ -310,7 +332,7 @@ def play_nets_range(st, prm, scr, masks, actions, priority, applied, policy_rng,
 def play_nets_batch(st, prm, scr, masks, actions, priority, applied, policy_rng, kinds, knobs,
                     deal_keys, hand_keys, first_hand, stop_at_winner, hand_scores, n_hands,
                     calls, winners, ticks, net_of_seat, w0, b0, wh, bh, wa, ba, bits, act,
-                    obs_buf, forced, cursor, tie):
+                    obs_buf, seen, pre, forced, cursor, tie):
     """play_nets_range over chunks of the tables (module docstring): every table plays
     from where its cursor says until its end or its next near-tie."""
     E = st.tick.shape[0]
@@ -320,7 +342,7 @@ def play_nets_batch(st, prm, scr, masks, actions, priority, applied, policy_rng,
         play_nets_range(st, prm, scr, masks, actions, priority, applied, policy_rng, kinds,
                         knobs, deal_keys, hand_keys, first_hand, stop_at_winner, hand_scores,
                         n_hands, calls, winners, ticks, net_of_seat, w0, b0, wh, bh, wa, ba,
-                        bits, act, obs_buf, forced, cursor, tie, lo, hi)
+                        bits, act, obs_buf, seen, pre, forced, cursor, tie, lo, hi)
 
 
 def play_nets(eng, stack: Stack, net_of_seat, kinds, knobs, policy_rng, deal_keys, hand_keys,
@@ -330,6 +352,8 @@ def play_nets(eng, stack: Stack, net_of_seat, kinds, knobs, policy_rng, deal_key
     into stack, -1: a core bot or nobody's). Returns the kernel launches it took."""
     n, S = net_of_seat.shape
     obs_buf = np.zeros((n, S, OBS_DIM), np.float32)
+    seen = np.zeros((n, S, OBS_DIM), np.float32)         # what each seat's first layer describes
+    pre = np.zeros((n, S, stack.b0.shape[1]), np.float64)
     forced = np.full((n, S), -1, np.int16)
     cursor = np.full(n, FRESH, np.int64)
     launches = 0
@@ -339,7 +363,7 @@ def play_nets(eng, stack: Stack, net_of_seat, kinds, knobs, policy_rng, deal_key
                        eng.applied, policy_rng, kinds, knobs, deal_keys, hand_keys, first_hand,
                        games, out.scores, out.hands, out.calls, out.winner, out.ticks,
                        net_of_seat, stack.w0, stack.b0, stack.wh, stack.bh, stack.wa, stack.ba,
-                       stack.bits_arr, stack.act, obs_buf, forced, cursor, TIE_GAP)
+                       stack.bits_arr, stack.act, obs_buf, seen, pre, forced, cursor, TIE_GAP)
         launches += 1
         ask_t, ask_s = np.nonzero(forced == ASK)
         if not ask_t.size:

@@ -333,3 +333,47 @@ def test_constraints_combine_with_plus():
     assert rows >= 1000 and both_bind > 0
     with pytest.raises(ValueError, match="several joined by"):
         check_constraint("useful-shifts+sometimes")
+
+
+def test_the_kernels_move_list_is_what_constrain_keeps():
+    """constrained_moves (the learned seats' kernel, agents/learned/core_play.py) lists, in
+    order, exactly the moves constrain keeps, for no constraint, each one and all of them
+    together, in both R4 roles; and on masks left with only the moves it forbade, what
+    constrain keeps there: every one of them where the constraint reads only the observation
+    (useful-shifts, keep-river, split-roles forbid them all again: the fallback)."""
+    from agents.constraints import constrained_moves
+    from nertz_env.actions import N_ACTIONS
+    every = [0] + [check_constraint(n) for n in CONSTRAINTS] + [
+        check_constraint("+".join(CONSTRAINTS))]
+    idx = np.zeros(N_ACTIONS + 1, np.int64)
+    rows = fallbacks = 0
+    for config, seat in ((RulesConfig(num_teams=2), 0),
+                         (RulesConfig(num_teams=2, team_sizes=(2, 1)), 1)):
+        for _, obs, masks in positions(config, tables=24, ticks=200, seed=7, seat=seat,
+                                       hands=np.arange(24) % 2):
+            for cid in every:
+                want = constrain(obs, masks, cid)
+                for e in range(len(obs)):
+                    mrow = np.ascontiguousarray(masks[e])
+                    n = constrained_moves(obs[e], mrow, cid, idx)
+                    np.testing.assert_array_equal(idx[:n], np.flatnonzero(want[e]),
+                                                  err_msg=f"constraint bits {cid}, row {e}")
+                    only = mrow & ~want[e].astype(mrow.dtype)     # the forbidden moves alone
+                    if cid and only.any():
+                        n = constrained_moves(obs[e], only, cid, idx)
+                        keep = constrain(obs[e:e + 1], only[None], cid)[0]
+                        np.testing.assert_array_equal(idx[:n], np.flatnonzero(keep))
+                        if not cid & 6:      # never-withhold and keep-stream read the mask
+                            np.testing.assert_array_equal(keep, only.astype(bool))
+                            fallbacks += 1
+            rows += len(obs)
+    assert rows >= 2000 and fallbacks >= 100, (rows, fallbacks)
+    # masks of random density over every action id, the last block's included
+    rng = np.random.default_rng(0)
+    for r in range(400):
+        mask = (rng.random(N_ACTIONS) < rng.choice([0.01, 0.1, 0.5])).astype(masks.dtype)
+        mask[-1 - r % 3] = 1
+        cid = every[r % len(every)]
+        n = constrained_moves(obs[r % len(obs)], mask, cid, idx)
+        np.testing.assert_array_equal(
+            idx[:n], np.flatnonzero(constrain(obs[r % len(obs)][None], mask[None], cid)[0]))

@@ -197,3 +197,39 @@ def test_the_kernels_logits_stay_far_inside_the_tie_gap(tmp_path):
         stack = core_play.Stack([(policy, 0)])
         gap = np.abs(core_play.logits(stack, 0, rows) - policy.logits(rows)).max()
         assert gap < TIE_GAP / 10
+
+
+def _one_seat_in_order(config, tables, ticks, seed):
+    """Seat 0's observations [tables * ticks, OBS_DIM] over random play, every tick, table
+    by table: the order in which the kernel's seat meets them."""
+    from nertz_env.engine import Engine
+    eng = Engine(config, n_tables=tables, seed=seed, parallel=False)
+    eng.reset(seed=seed)
+    rng = np.random.default_rng(seed)
+    seq = []
+    for _ in range(ticks):
+        seq.append(eng.observe(0)[:, 0].copy())
+        legal = [np.flatnonzero(eng.masks[e, s]) for e in range(tables)
+                 for s in range(config.num_seats)]
+        eng.step(np.array([rng.choice(m) for m in legal]).reshape(tables, -1))
+    return np.stack(seq, axis=1).reshape(tables * ticks, -1)
+
+
+def test_the_kernels_first_layer_does_not_drift_over_a_long_game(tmp_path):
+    """The kernel keeps each seat's first layer and adds only the entries that changed
+    since its last move: over thousands of consecutive rows (a table's whole run, then the
+    next table's, never reset) its logits stay within TIE_GAP / 10 of a fresh forward pass,
+    and most rows differ from the one before in only a few entries (the update's premise)."""
+    from agents.learned.weights import TIE_GAP
+    rows = _one_seat_in_order(RulesConfig(num_teams=3), tables=12, ticks=400, seed=2)
+    changed = (rows[1:] != rows[:-1]).sum(1)
+    moved = changed[changed > 0]         # a table whose hand has ended stays as it is
+    assert moved.size > 3000 and np.median(moved) < 20 and changed.max() > 50
+    meta, arrays = load_weights(_tie_model(tmp_path, hidden=(64, 64), activation="relu"))
+    arrays["action_weight"] = np.random.default_rng(1).normal(
+        0, 0.3, arrays["action_weight"].shape).astype(np.float32)   # logits that use the layers
+    relu = NumpyPolicy.load(save_weights(tmp_path / "relu", meta, arrays)[0])
+    for policy in (*make_agent("learned").policies.values(), relu):
+        stack = core_play.Stack([(policy, 0)])
+        gap = np.abs(core_play.logits(stack, 0, rows) - policy.logits(rows)).max(1)
+        assert gap.max() < TIE_GAP / 10, (gap.argmax(), gap.max())
