@@ -208,15 +208,7 @@ def constrained_moves(row, mrow, cid, idx) -> int:
         if not _forbidden(a, row, mrow, cid, n_top, w_top):
             idx[kept] = a
             kept += 1
-    if kept == 0:                                 # every legal move forbidden: all of them
-        for m in range(n):
-            idx[m] = 0
-        n = 0
-        for a in range(A):
-            idx[n] = a
-            n += mrow[a] != 0
-        return n
-    return kept
+    return kept if kept else n      # every legal move forbidden: idx[:n] still lists them all
 
 
 @njit(cache=True, error_model="numpy")
