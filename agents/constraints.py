@@ -167,27 +167,14 @@ def _forbidden(a, row, mrow, bits, n_top, w_top):
     return False
 
 
-@njit(cache=True, error_model="numpy")
-def constrained_row(row, mrow, cid, out):
-    """out[a] (bool) = action a is legal in mrow and constraint cid allows it on the
-    observation row; every legal action where it allows none."""
-    n_top, w_top = _card(row, OFF_NERTZ), _card(row, OFF_WASTE)
-    kept = 0
-    for a in range(N_ACTIONS):
-        ok = mrow[a] != 0 and not _forbidden(a, row, mrow, cid, n_top, w_top)
-        out[a] = ok
-        kept += ok
-    if kept == 0:
-        for a in range(N_ACTIONS):
-            out[a] = mrow[a] != 0
-
-
 @njit(cache=True, error_model="numpy", inline="always")
 def constrained_moves(row, mrow, cid, idx) -> int:
-    """constrained_row as a list: idx[:n] = the moves it keeps, ascending; returns n. Finds
-    the legal moves by blocks of 8 mask entries (a seat has a few of the N_ACTIONS legal),
-    so it reads the row a fraction as often; cid 0: the legal moves. idx: int64 work row
-    of at least N_ACTIONS + 1 (the learned seats' kernel, agents/learned/core_play.py)."""
+    """The moves constraint cid keeps on one seat's observation row and mask row:
+    idx[:n] = those moves, ascending; returns n; every legal move where it keeps none; cid
+    0: the legal moves. Finds the legal moves by blocks of 8 mask entries (a seat has a few
+    of the N_ACTIONS legal), so it reads the row a fraction as often. idx: int64 work row of
+    at least N_ACTIONS + 1. The one place constraints are applied: `constrain` (training,
+    Python play) and the learned seats' kernel (agents/learned/core_play.py) both call it."""
     A = mrow.shape[0]
     mb = mrow[:A - A % 8].view(np.int64)
     n = 0
@@ -213,8 +200,11 @@ def constrained_moves(row, mrow, cid, idx) -> int:
 
 @njit(cache=True, error_model="numpy")
 def _constrain(obs, masks, cid, out):
+    idx = np.zeros(N_ACTIONS + 1, np.int64)
     for r in range(obs.shape[0]):
-        constrained_row(obs[r], masks[r], cid, out[r])
+        out[r, :] = False
+        for m in range(constrained_moves(obs[r], masks[r], cid, idx)):
+            out[r, idx[m]] = True
 
 
 def constrain(observations, masks, constraint) -> np.ndarray:

@@ -134,9 +134,7 @@ def main(argv=None) -> int:
     print("|---|---|---|---|---|---|")
     for r in rows:
         seat = r["seat"] if r["lineup"] == "instead" or args.agent else f"ppo {net}"
-        tag = {"learned, dense": " (dense)", "learned, Python loop": " (Python loop)"}.get(
-            r["lineup"], f" ({r['lineup'][9:]})" if r["lineup"].startswith("learned, k")
-            else "")
+        tag = f" ({r['lineup'].split(', ', 1)[1]})" if ", " in r["lineup"] else ""
         print(f"| {seat}{tag} | "
               f"{', '.join(BOTS)} | {r['hands']:,} | {r['ticks_per_hand']:,.0f} | "
               f"{r['elapsed_s']:,.1f} | {r['hands_per_s']:,.1f} |")
