@@ -25,6 +25,7 @@ agent that was never told plays its last member and warns once (agents/learned/s
 from __future__ import annotations
 
 import re
+import tempfile
 from pathlib import Path
 from typing import NamedTuple
 
@@ -122,3 +123,80 @@ def member_for(members, config: RulesConfig) -> int:
         if all(getattr(config, k) == v for k, v in m.rules.items()):
             return i
     return len(members) - 1
+
+
+def parse_member(text: str) -> tuple:
+    """(name, model path, rules) of a member given as NAME=MODEL.npz[:FIELD=VALUE,...]; values
+    read as JSON where they parse (false, 5, [1, 2]), else as strings."""
+    import json
+    name, eq, rest = text.partition("=")
+    if not eq or not rest:
+        raise ValueError(f"member {text!r}: NAME=MODEL.npz[:FIELD=VALUE,...]")
+    model, _, spec = rest.partition(":")
+    rules = {}
+    for item in filter(None, spec.split(",")):
+        k, eq, v = item.partition("=")
+        if not eq:
+            raise ValueError(f"member {text!r}: rule {item!r} is not FIELD=VALUE")
+        try:
+            rules[k.strip()] = json.loads(v)
+        except ValueError:
+            rules[k.strip()] = v
+    return name.strip(), Path(model), rules
+
+
+def write_family(out_dir, members, note: str | None = None) -> Path:
+    """A family folder of your own: each member's safe-format model (MODEL.npz + MODEL.json)
+    copied into out_dir as NAME.npz + NAME.json, and out_dir/learned_family.json naming
+    them in order (the last with no rules), checked by the same reader
+    `learned:family=PATH` uses before anything is written; every file written whole or not
+    at all. members: [(name, model .npz path, rules dict)]. Returns the family file."""
+    from nertz_env.files.atomic import write_bytes, write_json
+    from .weights import MAX_JSON, MAX_NPZ, load_weights, weight_files
+    out = Path(out_dir)
+    obj = {"format": FORMAT, "version": VERSION,
+           "members": [{"name": n, "model": n, "rules": dict(r)} for n, _, r in members]}
+    if note:
+        obj["note"] = note
+    files = {}
+    for name, model, _ in members:
+        load_weights(model)                   # a checked safe-format model, or ValueError
+        for src, ext in zip(weight_files(model), (".npz", ".json")):
+            files[f"{name}{ext}"] = read_capped(src, MAX_NPZ if ext == ".npz" else MAX_JSON,
+                                                f"member {name!r} model {src}")
+    with tempfile.TemporaryDirectory() as tmp:  # names and rules checked before any write
+        for f, data in files.items():
+            if _NAME.match(Path(f).stem):
+                (Path(tmp) / f).write_bytes(data)
+        check_family(obj, tmp, str(out / FILE))
+    out.mkdir(parents=True, exist_ok=True)
+    for f, data in files.items():
+        write_bytes(out / f, data)
+    return write_json(out / FILE, obj)
+
+
+def main(argv=None) -> int:
+    import argparse
+    ap = argparse.ArgumentParser(
+        prog="python -m agents.learned.family",
+        description="Make a family folder of your own models, played as "
+                    "learned:family=OUT/learned_family.json: the first member whose rules "
+                    "the table has plays (module docstring); the last member names no rules.",
+        epilog="example: python -m agents.learned.family runs/family9_s1 "
+               "nostack=runs/nostack9_s1/final.npz:stacking=false "
+               "stacking=runs/g_s1/checkpoints/step_3014656.npz")
+    ap.add_argument("out", help="the folder to write (created if missing)")
+    ap.add_argument("members", nargs="+", metavar="NAME=MODEL.npz[:FIELD=VALUE,...]",
+                    help="members in order; rules are RulesConfig fields, JSON values")
+    ap.add_argument("--note", default=None, help="a line kept in the family file")
+    a = ap.parse_args(argv)
+    try:
+        path = write_family(a.out, [parse_member(m) for m in a.members], a.note)
+    except ValueError as err:
+        ap.error(str(err))
+    print(f"{path}: play it as learned:family={path}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

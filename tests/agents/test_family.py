@@ -5,6 +5,7 @@ a warning where it is not, and a family file checked field by field before a mod
 from __future__ import annotations
 
 import json
+import re
 import warnings
 
 import numpy as np
@@ -207,3 +208,39 @@ def test_the_package_ships_the_family():
         assert any(fnmatch.fnmatch(rel, pat) for pat in data), rel   # installed with the package
     assert bot.for_table(NOSTACK).member() == "generalist"
     assert bot.for_table(RulesConfig(num_teams=5, river_size=5)).member() == "stacking"
+
+
+def test_a_family_folder_made_from_model_files(family, tmp_path_factory, capsys):
+    """python -m agents.learned.family OUT NAME=MODEL[:RULES]: the models copied under the
+    members' names and a family file that plays as learned:family= exactly as its models do;
+    a bad member (no such model, a bad name, a rule no table has, rules on the last member)
+    is refused naming it, and nothing is written."""
+    from agents.learned.family import main, read_family_file
+    src = tmp_path_factory.mktemp("src")
+    tiny_model(src / "a", seed=31, hidden=(16,))
+    tiny_model(src / "b", seed=32, hidden=(16,))
+    out = tmp_path_factory.mktemp("made") / "fam"
+    assert main([str(out), f"five={src / 'a.npz'}:river_size=5,stacking=false",
+                 f"rest={src / 'b.npz'}", "--note", "two tiny models"]) == 0
+    assert "learned:family=" in capsys.readouterr().out
+    members = read_family_file(out / FILE)
+    assert [(m.name, m.rules) for m in members] == [
+        ("five", {"river_size": 5, "stacking": False}), ("rest", {})]
+    assert json.loads((out / FILE).read_text())["note"] == "two tiny models"
+    bot = make_agent(f"learned:family={out / FILE}")
+    obs, masks = positions(2, n=24, steps=10)
+    for config, stem in ((RulesConfig(num_teams=2, river_size=5, stacking=False), "a"),
+                         (RulesConfig(num_teams=2, river_size=5), "b"), (NOSTACK, "b")):
+        np.testing.assert_array_equal(bot.for_table(config).act_batch(obs, masks),
+                                      make_agent(f"ppo:{src / stem}.npz").act_batch(obs, masks))
+    for members, words in (([f"x={src / 'gone.npz'}"], "gone"),
+                           ([f"Bad={src / 'a.npz'}"], r"members\[0\].name"),
+                           ([f"x={src / 'a.npz'}:river_size=9", f"y={src / 'b.npz'}"],
+                            r"members\[0\].rules"),
+                           ([f"x={src / 'a.npz'}:stacking=false"], r"members\[0\].rules"),
+                           ([f"x={src / 'a.npz'}:stacking"], "not FIELD=VALUE")):
+        bad = out.parent / "bad"
+        with pytest.raises(SystemExit):
+            main([str(bad), *members])
+        assert re.search(words, capsys.readouterr().err), words
+        assert not bad.exists()
