@@ -149,7 +149,10 @@ class TrainConfig:
     progress: bool = True
     """a progress bar (tqdm) while training"""
     torch_threads: int = 1
-    """torch CPU threads (1 is fastest with the small networks and numba sharing the cores)"""
+    """torch CPU threads. 1 is safe whatever else runs; on a 2-core machine with nothing else
+    running, 2 make the lean learner 1.3-1.4x faster (the same weights bit for bit where
+    measured), but several times slower when another run shares the cores
+    (benchmarks/README.md, 2026-12-04)"""
     device: str = "cpu"
     """torch device: cpu, cuda or auto"""
     resume: str | None = None
