@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
+import secrets
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -18,9 +18,7 @@ def atomic_path(path):
     replaces `path`, otherwise it is removed. For writers that want a file name (np.savez,
     Pillow, imageio, torch.save): write to the yielded path."""
     target = Path(path)
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".part", dir=target.parent)
-    os.close(fd)
-    tmp = Path(tmp)
+    tmp = _new_temporary(target)
     try:
         yield tmp
         with open(tmp, "rb+") as fh:      # the bytes on disk before the name points at them
@@ -29,6 +27,18 @@ def atomic_path(path):
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise
+
+
+def _new_temporary(target: Path) -> Path:
+    """A new empty file beside target, made with mode 0o666 less the umask, as open() makes
+    one (tempfile.mkstemp's 0o600 would leave every result readable by its owner only)."""
+    while True:
+        tmp = target.parent / f".{target.name}.{secrets.token_hex(6)}.part"
+        try:
+            os.close(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666))
+            return tmp
+        except FileExistsError:
+            continue
 
 
 def write_bytes(path, data: bytes) -> Path:

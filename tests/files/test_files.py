@@ -10,7 +10,7 @@ import zipfile
 import pytest
 
 from nertz_env.files import (atomic_path, gunzip_capped, json_loads_bounded, read_capped,
-                             write_json, write_text, zip_member_capped)
+                             write_bytes, write_json, write_text, zip_member_capped)
 
 
 def test_atomic_write_replaces_whole(tmp_path):
@@ -19,6 +19,24 @@ def test_atomic_write_replaces_whole(tmp_path):
     write_json(p, {"a": 1})
     assert p.read_text() == '{\n  "a": 1\n}\n'
     assert [x.name for x in tmp_path.iterdir()] == ["results.json"]
+
+
+def test_a_written_file_gets_the_mode_open_gives_it(tmp_path):
+    """Results are as readable as any file the user's umask allows (0o666 less the umask),
+    new or replacing one, not owner-only as a raw temporary file would leave them."""
+    import os
+    old = os.umask(0o022)
+    try:
+        for name in ("new.json", "new.json", "plot.png"):
+            write_json(tmp_path / name, {"a": 1}) if name.endswith("json") else \
+                write_bytes(tmp_path / name, b"png")
+            assert (tmp_path / name).stat().st_mode & 0o777 == 0o644, name
+        os.umask(0o077)
+        write_bytes(tmp_path / "private", b"x")
+        assert (tmp_path / "private").stat().st_mode & 0o777 == 0o600
+    finally:
+        os.umask(old)
+    assert not list(tmp_path.glob(".*.part"))
 
 
 def test_failure_mid_write_leaves_old_file_and_no_temp(tmp_path):
