@@ -144,8 +144,8 @@ def main(argv=None) -> int:
             us.setdefault(name, []).append((time.perf_counter() - t0) / a.moves * 1e6)
     med = {k: float(np.median(v)) for k, v in us.items()}
     med["later layers"] = med["hidden"] - med["first layer"]
-    cmd = "python -m benchmarks.learned_move " + " ".join(
-        argv if argv is not None else sys.argv[1:])
+    cmd = ("python -m benchmarks.learned_move " + " ".join(
+        argv if argv is not None else sys.argv[1:])).strip()
     changed = float((rows[1:] != rows[:-1]).sum(1).mean())
     print(f"`{cmd}`: {a.agent} at {a.teams} teams, width {st.b0.shape[1]}, "
           f"{st.wh.shape[1] + 1} hidden layers; {(rows != 0).sum(1).mean():.0f} non-zero "

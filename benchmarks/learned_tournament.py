@@ -4,6 +4,7 @@ not depend on training) among three core bots.
 
     python -m benchmarks.learned_tournament                 # 4 teams, 200 deals x 12 seatings
     python -m benchmarks.learned_tournament --deals 20 --net 64,64
+    python -m benchmarks.learned_tournament --speeds 1,2,1,2   # mixed speeds (R21)
 
 Measures, after a warm-up tournament (numba compile excluded): hands/s of one run (the
 runner's own elapsed time) and the mean ticks per hand. 200 deals is `nertz tournament`'s
@@ -60,6 +61,8 @@ def main(argv=None) -> int:
     ap.add_argument("--deals", type=int, default=200)
     ap.add_argument("--net", default="128,128", help="MlpPolicy net_arch, comma-separated")
     ap.add_argument("--batch-tables", type=int, default=2048)
+    ap.add_argument("--speeds", default=None, metavar="P,P,P,P",
+                    help="each seat's period (R21), e.g. 1,2,1,2 (default: all 1)")
     ap.add_argument("--torch-threads", type=int, default=None,
                     help="torch.set_num_threads before the runs (default: torch's own)")
     ap.add_argument("--agent", default=None,
@@ -88,6 +91,9 @@ def main(argv=None) -> int:
         from agents.learned.weights import NumpyPolicy
         NumpyPolicy.sparse = False
     net = [int(x) for x in args.net.split(",")]
+    from nertz_env.config import RulesConfig
+    config = RulesConfig(num_teams=4, speeds=tuple(int(x) for x in args.speeds.split(","))
+                         if args.speeds else None)
     cmd = "python -m benchmarks.learned_tournament " + " ".join(
         argv if argv is not None else sys.argv[1:])
     rows = []
@@ -121,12 +127,12 @@ def main(argv=None) -> int:
                 (old_kernel.Stack, old_kernel.play_nets) if old else new_kernel)
         for name, agents in lineups.items():
             setup(name)
-            run_tournament(agents, teams=4, deals=2, seed=1, progress=False)     # compile
+            run_tournament(agents, config=config, deals=2, seed=1, progress=False)  # compile
         for _ in range(args.repeats):
             for name, agents in lineups.items():
                 setup(name)
-                r = run_tournament(agents, teams=4, deals=args.deals, seed=0, progress=False,
-                                   batch_tables=args.batch_tables)
+                r = run_tournament(agents, config=config, deals=args.deals, seed=0,
+                                   progress=False, batch_tables=args.batch_tables)
                 rows.append({"lineup": name, "seat": agents[0], "hands": r.hands_played,
                              "elapsed_s": r.elapsed_s, "hands_per_s": r.hands_played / r.elapsed_s,
                              "ticks_per_hand": float(r.ticks.sum() / r.hands_played)})
@@ -138,7 +144,8 @@ def main(argv=None) -> int:
         print(f"| {seat}{tag} | "
               f"{', '.join(BOTS)} | {r['hands']:,} | {r['ticks_per_hand']:,.0f} | "
               f"{r['elapsed_s']:,.1f} | {r['hands_per_s']:,.1f} |")
-    out = {"teams": 4, "net_arch": net, "deals": args.deals, "runs": rows, "command": cmd}
+    out = {"teams": 4, "speeds": args.speeds, "net_arch": net, "deals": args.deals,
+           "runs": rows, "command": cmd}
     if args.instead:
         med = {n: float(np.median([r["hands_per_s"] for r in rows if r["lineup"] == n]))
                for n in lineups}

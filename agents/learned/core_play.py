@@ -4,7 +4,8 @@ kernel, as tables of bots do (nertz_env/core/batch.py play_bots_batch), instead 
 loop with one forward pass per tick (agents/arena/play.py play_python).
 
 Same moves, same numbers. Per tick a table's core bots choose first (drawing from their
-generators in the same order as the Python loop), then every network seat: its observation
+generators in the same order as the Python loop), then every network seat (one not ready,
+R21, has only Wait and plays it without the net): its observation
 (core/observe.py write_seat_observation), its legal moves cleared by the model's constraint
 (agents/constraints.py, the same rule code), and the fast path of NumpyPolicy (weights.py):
 the first layer kept per seat and updated by the observation entries that changed since the
@@ -32,6 +33,7 @@ from numba import njit, prange
 
 from nertz_env.core.batch import record_hand, shuffle_deal
 from nertz_env.core.chunks import chunk_bounds, n_chunks
+from nertz_env.core.codec import WAIT
 from nertz_env.core.deal import deal_table
 from nertz_env.core.legal import write_table_masks
 from nertz_env.core.observe import OBS_DIM, write_seat_observation
@@ -302,6 +304,9 @@ def play_nets_range(st, prm, scr, masks, actions, priority, applied, policy_rng,
                     if forced[e, s] >= 0:
                         actions[e, s] = forced[e, s]
                         forced[e, s] = -1
+                        continue
+                    if st.tick[e] < st.ready[e, s]:  # not ready: Wait is its one move (R21);
+                        actions[e, s] = WAIT         # its first layer catches up next time
                         continue
                     write_seat_observation(st, prm, scr, e, s, obs_buf, s)
                     a, near = _net_move(obs_buf[e, s], seen[e, s], pre[e, s], masks[e, s], k,
