@@ -166,8 +166,8 @@ def write_family(out_dir, members, note: str | None = None) -> Path:
                                                 f"member {name!r} model {src}")
     with tempfile.TemporaryDirectory() as tmp:  # names and rules checked before any write
         for f, data in files.items():
-            if _NAME.match(Path(f).stem):
-                (Path(tmp) / f).write_bytes(data)
+            if _NAME.match(Path(f).stem):    # a bad name ('../x') is written nowhere:
+                (Path(tmp) / f).write_bytes(data)    # check_family refuses it by name
         check_family(obj, tmp, str(out / FILE))
     out.mkdir(parents=True, exist_ok=True)
     for f, data in files.items():
