@@ -1,9 +1,10 @@
 /* The play page (agents/human/server.py serves it): polls GET /state, draws the table with
    NertzTable (table.js), and sends the person's moves (clicks, drag and drop, the buttons
-   or typed move text) as POST /move with the tick of the position shown; the seat and team
-   come from the JSON in #play-boot. The hand waits at tick 0 until Start (POST /start). A
-   queued move is drawn on the position it applies to (its cards framed as queued) until its
-   tick plays; a refusal is cleared by the next accepted move and by the end of the hand. */
+   or typed move text) as POST /move with the tick of the position shown, each post after
+   the last one answered; the seat and team come from the JSON in #play-boot. The hand waits
+   at tick 0 until Start (POST /start). A queued move is drawn on the position it applies to
+   (its cards framed as queued) until its tick plays; a refusal is cleared by the next
+   accepted move and by the end of the hand. */
 (function () {
   "use strict";
   var boot = JSON.parse(document.getElementById("play-boot").textContent);
@@ -15,9 +16,16 @@
     $("error").className = text ? "refused" : "";
   }
 
+  // Posts go one after another, so the server sees them in the order the person made them
+  // (Start, then a quick first move: in parallel the move could arrive first and be refused).
+  var posted = Promise.resolve();
   function post(path, body) {
-    return fetch(path, {method: "POST", headers: {"Content-Type": "application/json"},
-                        body: JSON.stringify(body)}).then(function (r) { return r.json(); });
+    var res = posted.then(function () {
+      return fetch(path, {method: "POST", headers: {"Content-Type": "application/json"},
+                          body: JSON.stringify(body)});
+    }).then(function (r) { return r.json(); });
+    posted = res.catch(function () {});
+    return res;
   }
 
   function queuedText(move, tick) {

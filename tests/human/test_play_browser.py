@@ -152,3 +152,22 @@ def test_click_drag_and_a_named_refusal_after_start(page, serve):
     page.drag_and_drop(f'{ME} [data-src="nertz"]', f'{ME} .column[data-col="0"]')
     page.wait_for_selector(f'{ME} .column[data-col="0"] .card[data-card="{nertz[-1]}"]')
     assert page.get_attribute(f'{ME} [data-src="nertz"]', "data-card") == nertz[-2]
+
+
+def test_a_move_made_right_after_start_waits_for_start(page, serve):
+    """The page posts in the order the person acts: a flip clicked while a slow Start is still
+    on its way reaches the server after it (R18's refusal, not 'the hand has not started')."""
+    srv = serve(tick_ms=100, wait_start=True)
+    start_hand = srv.start_hand
+
+    def slow_start():
+        time.sleep(0.5)                                 # the move's post would overtake it
+        start_hand()
+    srv.start_hand = slow_start
+    page.goto(srv.url)
+    page.wait_for_selector(f"{ME} [data-src]")
+    page.click("#start")
+    page.click(f'{ME} [data-action="flip"]')
+    page.wait_for_selector("#error.refused")
+    assert page.inner_text("#error").startswith("flip refused: R18: the available ace AD")
+
