@@ -31,6 +31,9 @@ combine (a move any of them forbids is forbidden):
   and the River, no waste card (alone or in a stack). Solo seats are not touched. R4 lets
   either partner play any of the team's available cards; this is the strict division of
   labour, against which the free team's sharing is measured.
+- own-piles: the milder split: in a two-player team (R4) each partner leaves the other's pile
+  alone: the Stream holder never moves the Nertz top, the Nertz holder never the waste top
+  (alone or in a stack); both work the River (builds, shifts and Lake plays of its cards).
 
 Imports nertz_env only (numba kernels over the observation layout and the action codec).
 """
@@ -71,6 +74,9 @@ CONSTRAINTS = {
     "split-roles": Constraint(4, ("R4", "R16"), "at a two-player team, the Stream holder's "
                               "moves of Nertz or River cards and its stacks, and the Nertz "
                               "holder's moves of the waste top (alone or in a stack)"),
+    "own-piles": Constraint(6, ("R4", "R16"), "at a two-player team, the Stream holder's "
+                            "moves of the Nertz top and the Nertz holder's moves of the waste "
+                            "top (alone or in a stack); the River stays shared"),
 }
 
 
@@ -157,6 +163,13 @@ def _forbidden(a, row, mrow, bits, n_top, w_top):
                     return True
                 if kd == KIND_STACK and in_run(top, _source_top(row, src), length):
                     return True
+    if bits & 32 and row[OFF_SELF + 5] > 0.5 and (                  # own-piles
+            kd == KIND_LAKE or kd == KIND_BUILD or kd == KIND_STACK):
+        stream = row[OFF_SELF + 3] > 0.5
+        pile, top = (SRC_NERTZ, n_top) if stream else (SRC_WASTE, w_top)
+        if src == pile or (kd == KIND_STACK and top != NO_CARD and
+                           in_run(top, _source_top(row, src), length)):
+            return True
     if bits & 8 and row[OFF_SELF + 5] > 0.5 and (                   # split-roles
             kd == KIND_LAKE or kd == KIND_BUILD or kd == KIND_SHIFT or kd == KIND_STACK):
         if row[OFF_SELF + 3] > 0.5:                                   # holds the Stream

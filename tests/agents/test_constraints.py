@@ -85,6 +85,20 @@ def reference(name, st, e, t, mask, config=None, seat=0):
                 d = w_top % 13 - bottom % 13
                 return w_top // 13 == bottom // 13 and 0 <= d < length
             return False
+        if name == "own-piles":
+            if config.sizes[t] != 2 or kind not in ("lake", "build", "stack"):
+                return False
+            first = sum(config.sizes[:t])
+            hand = int(st.hand[e])
+            stream = first if (config.alternate_roles and hand % 2 == 1) else first + 1
+            pile, card = (SRC_NERTZ, n_top) if seat == stream else (SRC_WASTE, w_top)
+            if src == pile:
+                return True
+            if kind == "stack" and card != NO_CARD:
+                bottom = top(src)
+                d = card % 13 - bottom % 13
+                return card // 13 == bottom // 13 and 0 <= d < length
+            return False
         assert name == "keep-stream"
         if w_top == NO_CARD or n_top == NO_CARD or not fits(n_top, w_top):
             return False
@@ -129,7 +143,10 @@ def positions(config, tables=48, ticks=160, seed=0, seat=0, hands=None):
         eng.step(acts)
 
 
-@pytest.mark.parametrize("name", [n for n in CONSTRAINTS if n != "split-roles"])
+TEAM_OF_TWO = ("split-roles", "own-piles")      # what they forbid needs a two-player team
+
+
+@pytest.mark.parametrize("name", [n for n in CONSTRAINTS if n not in TEAM_OF_TWO])
 @pytest.mark.parametrize("config", [RulesConfig(num_teams=2), RulesConfig(num_teams=3,
                                     river_size=5, stacking=True)], ids=["2teams", "river5"])
 def test_constraint_matches_its_definition_over_random_play(name, config):
@@ -149,18 +166,19 @@ def test_constraint_matches_its_definition_over_random_play(name, config):
     assert forbidden > 0, f"{name} forbade nothing in {rows} positions: the test is vacuous"
 
 
+@pytest.mark.parametrize("name", TEAM_OF_TWO)
 @pytest.mark.parametrize("seat", [0, 1, 2])
-def test_split_roles_matches_its_definition_over_random_play(seat):
+def test_split_roles_matches_its_definition_over_random_play(seat, name):
     """Both roles of a two-player team (R4 alternates them by hand: the positions span hands
     0 and 1) and a solo seat beside them, which the constraint leaves alone."""
     config = RulesConfig(num_teams=2, team_sizes=(2, 1))
     rows = forbidden = 0
     roles = set()
     for st, obs, masks in positions(config, seed=seat, seat=seat, hands=np.arange(48) % 2):
-        got = constrain(obs, masks, "split-roles")
+        got = constrain(obs, masks, name)
         t = int(config.seat_team[seat])
         for e in range(obs.shape[0]):
-            want = reference("split-roles", st, e, t, masks[e], config, seat)
+            want = reference(name, st, e, t, masks[e], config, seat)
             np.testing.assert_array_equal(got[e], want, err_msg=f"seat {seat}, table {e}")
             forbidden += int(masks[e].sum() - want.sum())
             roles.add(int(obs[e, OFF_SELF + 3]))
@@ -194,6 +212,30 @@ def test_split_roles_from_a_layout():
     legal, stream_holder = moves[1]
     assert {"flip", "waste>lake", "waste>river0", "river3:0>river2"} <= legal
     assert legal - stream_holder == {m for m in legal if ":" in m}     # every River shift
+
+
+def test_own_piles_from_a_layout():
+    """A team of two in hand 0: seat 0 holds the Nertz pile (4S, which builds on the waste's
+    5H and on column 3's 5D), seat 1 the Stream: the Nertz holder leaves 5H alone, the Stream
+    holder leaves 4S alone; both may shift the River and play its cards."""
+    layout = {"lake": [["AH", "2H", "3H", "4H"]],
+              "teams": [{"nertz": ["9D", "4S"], "river": [["6C"], ["KD"], ["QS"], ["5D"]],
+                         "stream": ["5H", "8D"], "waste": 1}, OTHER]}
+    from nertz_env import Table
+    table = Table.from_layout(layout, RulesConfig(num_teams=2, team_sizes=(2, 1)))
+    eng = table.engine
+    moves = {}
+    for seat in (0, 1):
+        mask = eng.masks[:, seat].copy()
+        keep = constrain(eng.observe(seat)[:, 0].copy(), mask, "own-piles")[0]
+        moves[seat] = ({str(table.decode(int(a))) for a in np.flatnonzero(mask[0])},
+                       {str(table.decode(int(a))) for a in np.flatnonzero(keep)})
+    legal, nertz_holder = moves[0]
+    assert {"waste>lake", "waste>river0", "nertz>river3", "river2:0>river1"} <= legal
+    assert legal - nertz_holder == {"waste>lake", "waste>river0"}
+    legal, stream_holder = moves[1]
+    assert {"flip", "waste>lake", "nertz>river3", "river2:0>river1"} <= legal
+    assert legal - stream_holder == {"nertz>river3"}
 
 
 def test_a_constrained_agent_never_plays_a_forbidden_move(tmp_path):
