@@ -37,8 +37,8 @@ def main(argv=None) -> int:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--only", choices=("sb3", "lean"), default=None, help="one learner only")
     ap.add_argument("--lean-epochs", default="4", metavar="E,E,..",
-                    help="the sparse lean PPO once per epoch count (n_epochs; 4 is the default "
-                         "of both learners): rows lean_ppo, lean_ppo_2epochs, ...")
+                    help="the sparse lean PPO once per epoch count (n_epochs; 4 is sb3's default, "
+                         "2 the lean learner's): rows lean_ppo, lean_ppo_2epochs, ...")
     ap.add_argument("--no-dense", action="store_true", help="skip the dense-first-layer lean run")
     a = ap.parse_args(argv)
 
@@ -76,7 +76,7 @@ def main(argv=None) -> int:
         lines = []
         t0 = time.perf_counter()
         npz = train(lean_config(out=str(tmp / name), seed=a.seed, timesteps=a.steps,
-                                n_epochs=epochs),
+                                n_epochs=epochs, torch_threads=1),
                     log=lines.append, sparse=sparse)
         dt = time.perf_counter() - t0
         steps = -(-a.steps // (cfg.n_steps * cfg.num_envs)) * cfg.n_steps * cfg.num_envs

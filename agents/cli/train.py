@@ -19,6 +19,7 @@ from ..training.config import (
     TrainConfig,
     check_given,
     field_docs,
+    learner_default,
 )
 from ..training.run import train
 
@@ -72,6 +73,9 @@ def default_text(name: str, d) -> str:
         return "none, a fresh network"
     if name == "constraint":
         return "none"
+    if name in ("n_epochs", "torch_threads"):
+        return (f"{learner_default(name, 'lean')} with --learner lean, "
+                f"{learner_default(name, 'sb3')} with sb3")
     return str(d)
 
 
@@ -98,7 +102,7 @@ def add_parser(subparsers):
             p.add_argument(_flag(f.name), default=None, choices=CHOICES[f.name], help=help_)
         else:
             kind = {int: int, float: float}.get(type(d), str)
-            if f.name == "max_ticks":              # default None, an int when given
+            if f.name in ("max_ticks", "n_epochs", "torch_threads"):   # None: an int given
                 kind = int
             p.add_argument(_flag(f.name), type=kind, default=None, help=help_,
                            metavar=METAVARS.get(f.name))
@@ -130,6 +134,8 @@ def config_from_args(args) -> TrainConfig:
 def changed_line(cfg: TrainConfig) -> str:
     """The first line of a run: the options that differ from their defaults."""
     base = TrainConfig(out=cfg.out).to_dict()
+    for name in ("n_epochs", "torch_threads"):               # the learner's own defaults
+        base[name] = learner_default(name, cfg.learner)
     diff = [f"{k}={v}" for k, v in cfg.to_dict().items() if k != "out" and v != base[k]]
     return (f"config: out={cfg.out}, " + (", ".join(diff) if diff else "every other option at "
             "its default") + (" (the rest at their defaults)" if diff else "")

@@ -22,6 +22,7 @@ import dataclasses
 import itertools
 import math
 import numbers
+import os
 from dataclasses import dataclass, field
 
 from nertz_env.bot_specs import core_bot
@@ -115,8 +116,9 @@ class TrainConfig:
     """rollout length per table between PPO updates"""
     batch_size: int = 1024
     """PPO minibatch size"""
-    n_epochs: int = 4
-    """PPO epochs per update"""
+    n_epochs: int | None = None
+    """PPO epochs per update; with the lean learner 2 learn as much per step as 4 did on the
+    generalist recipe (three seeds at 12M steps, benchmarks/README.md, 2026-12-04)"""
     learning_rate: float = 3e-4
     """PPO Adam learning rate"""
     gamma: float = 0.99
@@ -148,10 +150,11 @@ class TrainConfig:
     """TensorBoard logs in OUT/tb (needs the tensorboard package)"""
     progress: bool = True
     """a progress bar (tqdm) while training"""
-    torch_threads: int = 1
-    """torch CPU threads. 1 is safe whatever else runs; on a 2-core machine with nothing else
-    running, 2 make the lean learner 1.3-1.4x faster (the same weights bit for bit where
-    measured), but several times slower when another run shares the cores
+    torch_threads: int | None = None
+    """torch CPU threads (the lean learner's default is 1 where this process may use one core
+    only). Threads change speed only (the same weights bit for bit where
+    measured); 2 make the lean learner 1.3x faster on an idle 2-core machine but several
+    times slower when another run shares the cores: give 1 to runs side by side
     (benchmarks/README.md, 2026-12-04)"""
     device: str = "cpu"
     """torch device: cpu, cuda or auto"""
@@ -159,6 +162,10 @@ class TrainConfig:
     """a checkpoint zip to continue from (checkpoints/step_N.zip); its saved config is used"""
 
     def __post_init__(self):
+        if self.n_epochs is None:
+            self.n_epochs = learner_default("n_epochs", self.learner)
+        if self.torch_threads is None:
+            self.torch_threads = learner_default("torch_threads", self.learner)
         check_config(self)
 
     def rules(self) -> RulesConfig:
@@ -169,6 +176,20 @@ class TrainConfig:
 
     def to_dict(self) -> dict:
         return dataclasses.asdict(self)
+
+
+def learner_default(name: str, learner) -> int:
+    """The default of a field whose default depends on the learner (n_epochs, torch_threads:
+    TrainConfig's docs say why)."""
+    if name == "n_epochs":
+        return 2 if learner == "lean" else 4
+    if learner != "lean":
+        return 1
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except AttributeError:                  # not on Linux
+        cores = os.cpu_count() or 1
+    return min(2, cores)
 
 
 def _league_entries(c: TrainConfig) -> bool:

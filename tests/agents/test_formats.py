@@ -26,7 +26,8 @@ from nertz_env.actions import N_ACTIONS  # noqa: E402
 from nertz_env.core.observe import OBS_DIM  # noqa: E402
 
 MODELS = "agents/learned/models"
-TINY = {"max_ticks": 150, "net_arch": [32, 32], "n_steps": 8, "batch_size": 64, "n_epochs": 1}
+TINY = {"max_ticks": 150, "net_arch": [32, 32], "n_steps": 8, "batch_size": 64, "n_epochs": 1,
+        "torch_threads": 1}
 
 
 def test_the_rulebook_preset_covers_the_grid():

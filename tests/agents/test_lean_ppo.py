@@ -12,7 +12,7 @@ from agents.registry import make_agent  # noqa: E402
 from agents.training.lean_ppo import _mlp, lean_config, train  # noqa: E402
 
 TINY = {"num_envs": 8, "max_ticks": 150, "net_arch": [32, 32], "n_steps": 16,
-        "batch_size": 64, "n_epochs": 2, "timesteps": 256}
+        "batch_size": 64, "n_epochs": 2, "timesteps": 256, "torch_threads": 1}
 
 
 def tiny(tmp_path, name="run", **kw):

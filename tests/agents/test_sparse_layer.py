@@ -64,7 +64,7 @@ def test_a_sparse_lean_update_lands_where_the_dense_one_does(tmp_path):
     from agents.learned.weights import load_weights
     from agents.training.lean_ppo import lean_config, train
     cfg = {"num_envs": 8, "max_ticks": 150, "net_arch": [32, 32], "n_steps": 16,
-           "batch_size": 64, "n_epochs": 1, "timesteps": 128}
+           "batch_size": 64, "n_epochs": 1, "timesteps": 128, "torch_threads": 1}
     _, s = load_weights(train(lean_config(out=str(tmp_path / "s"), **cfg), log=lambda x: None))
     _, d = load_weights(train(lean_config(out=str(tmp_path / "d"), **cfg), log=lambda x: None,
                               sparse=False))

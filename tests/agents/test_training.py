@@ -258,6 +258,35 @@ def test_cli_arguments_build_the_config(tmp_path):
         train_cli.config_from_args(bad)
 
 
+def test_the_learners_own_defaults_and_explicit_values(tmp_path, monkeypatch):
+    """n_epochs and torch_threads default by learner: the lean PPO 2 epochs on 2 torch
+    threads (1 where the process may use one core), SB3 4 epochs on 1; a value given is kept,
+    `nertz train --help` says both defaults, and the run's first line names only options
+    that differ from its learner's defaults."""
+    monkeypatch.setattr("os.sched_getaffinity", lambda pid: {0, 1, 2, 3})
+    ap = argparse.ArgumentParser()
+    train_cli.add_parser(ap.add_subparsers())
+
+    def cfg(*argv):
+        return train_cli.config_from_args(ap.parse_args(["train", "--out", str(tmp_path), *argv]))
+    lean, sb3 = cfg("--learner", "lean", "--bc-rows", "0"), cfg()
+    assert (lean.n_epochs, lean.torch_threads) == (2, 2)
+    assert (sb3.n_epochs, sb3.torch_threads) == (4, 1)
+    kept = cfg("--learner", "lean", "--bc-rows", "0", "--n-epochs", "4", "--torch-threads", "1")
+    assert (kept.n_epochs, kept.torch_threads) == (4, 1)
+    line = train_cli.changed_line(lean)
+    assert "learner=lean" in line and "n_epochs" not in line and "torch_threads" not in line
+    assert "n_epochs=4" in train_cli.changed_line(kept)
+    monkeypatch.setattr("os.sched_getaffinity", lambda pid: {0})
+    assert TrainConfig(learner="lean", bc_rows=0).torch_threads == 1
+    assert TrainConfig(learner="lean", bc_rows=0, torch_threads=2).torch_threads == 2
+    helps = {a.dest: a.help for a in ap._subparsers._group_actions[0].choices["train"]._actions}
+    assert "(default: 2 with --learner lean, 4 with sb3)" in helps["n_epochs"]
+    assert "(default: 2 with --learner lean, 1 with sb3)" in helps["torch_threads"]
+    with pytest.raises(ValueError, match="n_epochs=0"):
+        TrainConfig(learner="lean", bc_rows=0, n_epochs=0)
+
+
 def test_one_seat_among_copies_at_four_teams(tmp_path):
     from nertz_env.config import RulesConfig
     cfg = tiny(tmp_path, teams=4)

@@ -5,7 +5,8 @@ from agents.training.config import TrainConfig
 
 TINY = {"num_envs": 8, "max_ticks": 150, "net_arch": [32, 32], "bc_rows": 0, "n_steps": 16,
         "batch_size": 64, "n_epochs": 2, "timesteps": 256, "checkpoint_every": 0,
-        "eval_every": 0, "eval_deals": 4, "progress": False, "tensorboard": False}
+        "torch_threads": 1, "eval_every": 0, "eval_deals": 4, "progress": False,
+        "tensorboard": False}
 
 
 def tiny(tmp_path, **kw) -> TrainConfig:
