@@ -17,8 +17,9 @@ from agents.registry import make_agent
 EXPERIMENTS = Path(__file__).resolve().parents[2] / "docs" / "experiments"
 ARMS = {"free": "useful-shifts", "never-withhold": "useful-shifts+never-withhold",
         "keep-stream": "useful-shifts+keep-stream", "keep-river": "useful-shifts+keep-river",
-        "split-roles": "useful-shifts+split-roles"}
-FOLDERS = {"split-roles": EXPERIMENTS / "roles"}        # the rest: withholding_learned/
+        "split-roles": "useful-shifts+split-roles", "own-piles": "useful-shifts+own-piles"}
+FOLDERS = {"split-roles": EXPERIMENTS / "roles", "own-piles": EXPERIMENTS / "roles"}
+# the rest: withholding_learned/
 
 
 def _path(name):
@@ -51,7 +52,7 @@ def test_a_constrained_arm_never_makes_a_forbidden_move(name):
     assert agent.constraint == check_constraint(ARMS[name])
     played = forced = 0
     tables = ([dict(num_teams=2, team_sizes=(2, 2)), dict(num_teams=3, team_sizes=(2, 2, 2))]
-              if name == "split-roles" else [dict(num_teams=2), dict(num_teams=4)])
+              if name in ("split-roles", "own-piles") else [dict(num_teams=2), dict(num_teams=4)])
     for i, rules in enumerate(tables):
         env = NertzVecEnv(num_envs=64, max_ticks=400, seed=i, **rules,
                           opponents="heuristic:style=river-builder")
