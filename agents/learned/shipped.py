@@ -67,7 +67,9 @@ class LearnedAgent(Agent):
     """The shipped models as one agent (module docstring). models: {teams: .npz path};
     teams: the one to play everywhere (by hand) or None (the family where given, else the
     generalist where given, else each table's own); generalist: the generalist's .npz or
-    None; family: [family.Member] or None (its members are keys 0, 1, ...)."""
+    None; family: [family.Member] or None (its members are keys 0, 1, ...). tables: {key:
+    (teams, team_size)} each model was trained for, what model_for matches a table against
+    (empty for a family)."""
 
     def __init__(self, models: dict, teams=None, deterministic: bool = True, seed=None,
                  name: str = "learned", generalist=None, family=None):
@@ -90,8 +92,9 @@ class LearnedAgent(Agent):
             s = None if ss is None else ss.spawn(1)[0]
             self.policies[t] = load_weights_policy(path, deterministic, s)
             self.constraints[t] = check_constraint(self.policies[t].meta.get("constraint"))
-            table = self.policies[t].meta.get("table") or {"teams": t, "team_size": 1}
-            self.tables[t] = (int(table["teams"]), int(table["team_size"]))
+            if self.family is None:     # a family picks by rules (member_for), not by table
+                table = self.policies[t].meta.get("table") or {"teams": t, "team_size": 1}
+                self.tables[t] = (int(table["teams"]), int(table["team_size"]))
         self._warned = set()
 
     def model_for(self, teams: int, team_size: int) -> int:

@@ -55,6 +55,7 @@ def test_the_table_rules_pick_the_member_and_unbound_play_warns_once(family):
             np.testing.assert_array_equal(make_agent(f"learned:model={name}").act_batch(obs, masks),
                                           want.act_batch(obs, masks))
     assert bot.for_table(NOSTACK).member() == "off" and bot.member() is None
+    assert bot.tables == {} and set(bot.policies) == {0, 1}   # members pick by rules only
     with pytest.warns(RuntimeWarning, match=r"not told its table's rules .* 'on' member") as w:
         got = bot.act_batch(obs, masks)
         bot.act_batch(obs, masks)
