@@ -10,6 +10,7 @@ from nertz_env.config import RulesConfig
 
 from ..training.checkpoints import resume_config
 from ..training.config import (
+    BY_LEARNER,
     DEVICES,
     FIXED_ON_RESUME,
     LEARNERS,
@@ -73,7 +74,7 @@ def default_text(name: str, d) -> str:
         return "none, a fresh network"
     if name == "constraint":
         return "none"
-    if name in ("n_epochs", "torch_threads"):
+    if name in BY_LEARNER:
         return (f"{learner_default(name, 'lean')} with --learner lean, "
                 f"{learner_default(name, 'sb3')} with sb3")
     return str(d)
@@ -102,7 +103,7 @@ def add_parser(subparsers):
             p.add_argument(_flag(f.name), default=None, choices=CHOICES[f.name], help=help_)
         else:
             kind = {int: int, float: float}.get(type(d), str)
-            if f.name in ("max_ticks", "n_epochs", "torch_threads"):   # None: an int given
+            if f.name == "max_ticks" or f.name in BY_LEARNER:   # None: an int when given
                 kind = int
             p.add_argument(_flag(f.name), type=kind, default=None, help=help_,
                            metavar=METAVARS.get(f.name))
@@ -134,7 +135,7 @@ def config_from_args(args) -> TrainConfig:
 def changed_line(cfg: TrainConfig) -> str:
     """The first line of a run: the options that differ from their defaults."""
     base = TrainConfig(out=cfg.out).to_dict()
-    for name in ("n_epochs", "torch_threads"):               # the learner's own defaults
+    for name in BY_LEARNER:                                  # the learner's own defaults
         base[name] = learner_default(name, cfg.learner)
     diff = [f"{k}={v}" for k, v in cfg.to_dict().items() if k != "out" and v != base[k]]
     return (f"config: out={cfg.out}, " + (", ".join(diff) if diff else "every other option at "

@@ -162,10 +162,9 @@ class TrainConfig:
     """a checkpoint zip to continue from (checkpoints/step_N.zip); its saved config is used"""
 
     def __post_init__(self):
-        if self.n_epochs is None:
-            self.n_epochs = learner_default("n_epochs", self.learner)
-        if self.torch_threads is None:
-            self.torch_threads = learner_default("torch_threads", self.learner)
+        for name in BY_LEARNER:
+            if getattr(self, name) is None:
+                setattr(self, name, learner_default(name, self.learner))
         check_config(self)
 
     def rules(self) -> RulesConfig:
@@ -176,6 +175,9 @@ class TrainConfig:
 
     def to_dict(self) -> dict:
         return dataclasses.asdict(self)
+
+
+BY_LEARNER = ("n_epochs", "torch_threads")      # fields whose default depends on the learner
 
 
 def learner_default(name: str, learner) -> int:

@@ -190,6 +190,21 @@ def test_split_roles_matches_its_definition_over_random_play(seat, name):
         assert forbidden > 0 and roles == {0, 1}, (forbidden, roles)
 
 
+def _team_of_two_moves(layout, name):
+    """{seat: (its legal moves, those the constraint keeps)} for seats 0 and 1 of a team of
+    two (beside a solo team) laid out in hand 0, as move text."""
+    from nertz_env import Table
+    table = Table.from_layout(layout, RulesConfig(num_teams=2, team_sizes=(2, 1)))
+    eng = table.engine
+    moves = {}
+    for seat in (0, 1):
+        mask = eng.masks[:, seat].copy()
+        keep = constrain(eng.observe(seat)[:, 0].copy(), mask, name)[0]
+        moves[seat] = ({str(table.decode(int(a))) for a in np.flatnonzero(mask[0])},
+                       {str(table.decode(int(a))) for a in np.flatnonzero(keep)})
+    return moves
+
+
 def test_split_roles_from_a_layout():
     """A team of two in hand 0: seat 1 holds the Stream (5H on the waste), seat 0 the Nertz
     pile (4S, which builds on 5H): the Stream holder plays 5H to the Lake or the River but
@@ -197,15 +212,7 @@ def test_split_roles_from_a_layout():
     layout = {"lake": [["AH", "2H", "3H", "4H"]],
               "teams": [{"nertz": ["9D", "4S"], "river": [["6C"], ["KD"], ["QS"], ["JH"]],
                          "stream": ["5H", "8D"], "waste": 1}, OTHER]}
-    from nertz_env import Table
-    table = Table.from_layout(layout, RulesConfig(num_teams=2, team_sizes=(2, 1)))
-    eng = table.engine
-    moves = {}
-    for seat in (0, 1):
-        mask = eng.masks[:, seat].copy()
-        keep = constrain(eng.observe(seat)[:, 0].copy(), mask, "split-roles")[0]
-        moves[seat] = ({str(table.decode(int(a))) for a in np.flatnonzero(mask[0])},
-                       {str(table.decode(int(a))) for a in np.flatnonzero(keep)})
+    moves = _team_of_two_moves(layout, "split-roles")
     legal, nertz_holder = moves[0]
     assert {"waste>lake", "waste>river0", "river3:0>river2"} <= legal
     assert legal - nertz_holder == {"waste>lake", "waste>river0"}
@@ -221,15 +228,7 @@ def test_own_piles_from_a_layout():
     layout = {"lake": [["AH", "2H", "3H", "4H"]],
               "teams": [{"nertz": ["9D", "4S"], "river": [["6C"], ["KD"], ["QS"], ["5D"]],
                          "stream": ["5H", "8D"], "waste": 1}, OTHER]}
-    from nertz_env import Table
-    table = Table.from_layout(layout, RulesConfig(num_teams=2, team_sizes=(2, 1)))
-    eng = table.engine
-    moves = {}
-    for seat in (0, 1):
-        mask = eng.masks[:, seat].copy()
-        keep = constrain(eng.observe(seat)[:, 0].copy(), mask, "own-piles")[0]
-        moves[seat] = ({str(table.decode(int(a))) for a in np.flatnonzero(mask[0])},
-                       {str(table.decode(int(a))) for a in np.flatnonzero(keep)})
+    moves = _team_of_two_moves(layout, "own-piles")
     legal, nertz_holder = moves[0]
     assert {"waste>lake", "waste>river0", "nertz>river3", "river2:0>river1"} <= legal
     assert legal - nertz_holder == {"waste>lake", "waste>river0"}
