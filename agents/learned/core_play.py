@@ -3,28 +3,31 @@ safe-format masked net played deterministically run to their end in one parallel
 kernel, as tables of bots do (nertz_env/core/batch.py play_bots_batch), instead of a Python
 loop with one forward pass per tick (agents/arena/play.py play_python).
 
-Same moves, same numbers. Per tick a table's core bots choose first (drawing from their
-generators in the same order as the Python loop), then every network seat (one not ready,
-R21, has only Wait and plays it without the net): its observation
-(core/observe.py write_seat_observation), its legal moves cleared by the model's constraint
-(agents/constraints.py, the same rule code), and the fast path of NumpyPolicy (weights.py):
-the first layer kept per seat and updated by the observation entries that changed since the
-seat's last move (float64, so it equals a fresh sum to ~1e-12), the other layers, the
-logits of the legal moves only, their argmax. Where the top two legal logits lie within TIE_GAP,
-NumpyPolicy lets predict's own float32 ops decide; numba cannot run those ops bit for bit,
-so the table pauses there, before the tick resolves: the kernel returns, Python plays the
-paused seats with NumpyPolicy.predict_rows (the op-for-op path) and the kernel resumes
+Same moves, same numbers. A chunk of tables plays IN_STEP of them in step, tick by tick.
+Per tick each table's core bots choose first (drawing from their generators in the same
+order as the Python loop), then every network seat (one not ready, R21, has only Wait and
+plays it without the net) gets its observation (core/observe.py write_seat_observation) and
+its first layer, kept per seat and updated by the observation entries that changed since
+the seat's last move (float64, so it equals a fresh sum to ~1e-12). Then each net's later
+layers run over all its rows of the tick as one matrix product (numba's np.dot, BLAS
+through SciPy: a third of the time of a row-at-a-time loop, which no blocking of a numba
+loop reached), and each seat takes the logits of its legal moves (cleared by the model's
+constraint, agents/constraints.py, the same rule code) and their argmax. Where the top two
+legal logits lie within TIE_GAP, NumpyPolicy lets predict's own float32 ops decide; numba
+cannot run those ops bit for bit, so that table pauses there, before the tick resolves: its
+slot takes the chunk's next table, the kernel returns when the chunk is done, Python plays
+the paused seats with NumpyPolicy.predict_rows (the op-for-op path) and the kernel resumes
 every paused table where it stopped. Elsewhere the legal argmax is the move under either
 rounding (the logits of the two paths differ by ~1e-6; the gap is >= 1e-3). Near-ties are
-rare, so a batch takes a few launches (tests/arena/test_core_play.py holds every block
-equal to the Python loop's, ties included).
+rare, so a batch takes a few launches (tests/arena/test_core_play.py holds every block equal
+to the Python loop's, ties included, for several IN_STEP).
 
 `networks(agent, config)`: per seat of that table, the (NumpyPolicy, constraint bits) the
 agent plays there (its `core_networks(config)`, agents/base.py), or None when the agent
 cannot play in the core (a draw instead of the
 argmax, an SB3 zip, an unmasked net, anything else). `Stack` holds the networks of one
 batch as arrays (every net the same depth, width and activation; else the Python loop).
-Imports numpy, numba, nertz_env's core and agents/constraints.py.
+Imports numpy, numba (SciPy for its np.dot), nertz_env's core and agents/constraints.py.
 """
 from __future__ import annotations
 
@@ -48,6 +51,7 @@ from .weights import TIE_GAP
 ACT_TANH, ACT_RELU = 0, 1
 FRESH, DONE = -1, -2             # cursor: not started / finished; h >= 0: paused in hand h
 ASK = -2                         # forced[e, s]: Python plays this seat this tick
+IN_STEP = 16     # tables a chunk plays in step (4 to 64 measured, 16 best: benchmarks/README.md)
 
 
 def networks(agent, config):
@@ -142,13 +146,13 @@ def _activate(h, act):
 
 
 @njit(cache=True, error_model="numpy", fastmath=True, inline="always")
-def _hidden(row, seen, pre, k, w0, wh, bh, act, ha, hb, idx):
-    """ha = net k's last hidden layer on an observation row, its first layer kept up to date
-    rather than recomputed: pre (float64, the width) holds b0 + w0 . seen, the row the seat
-    saw last; only the entries that changed since are added (a tick changes ~10 of the ~70
-    non-zero entries) and seen becomes row. float64 keeps the sum exact to ~1e-12 whatever
-    the history, so it matches a fresh sum (tests/arena/test_core_play.py). idx: int64
-    work row of OBS_DIM + 1; hb: a work row of the width."""
+def _first_layer(row, seen, pre, k, w0, act, out, idx):
+    """out = net k's first hidden layer on an observation row, kept up to date rather than
+    recomputed: pre (float64, the width) holds b0 + w0 . seen, the row the seat saw last;
+    only the entries that changed since are added (a tick changes ~10 of the ~70 non-zero
+    entries) and seen becomes row. float64 keeps the sum exact to ~1e-12 whatever the
+    history, so it matches a fresh sum (tests/arena/test_core_play.py). idx: int64 work row
+    of OBS_DIM + 1."""
     W = pre.shape[0]
     C = row.shape[0]
     rb, sb = row.view(np.int32), seen.view(np.int32)
@@ -173,31 +177,34 @@ def _hidden(row, seen, pre, k, w0, wh, bh, act, ha, hb, idx):
         for j in range(W):
             pre[j] += d * wr[j]
     for j in range(W):
-        ha[j] = np.float32(pre[j])
-    _activate(ha, act)
-    for l in range(wh.shape[1]):
-        w = wh[k, l]
-        hb[:] = bh[k, l]
-        for i in range(0, W - 3, 4):   # four weight rows per pass over hb: a quarter the stores
-            x0, x1, x2, x3 = ha[i], ha[i + 1], ha[i + 2], ha[i + 3]
-            r0, r1, r2, r3 = w[i], w[i + 1], w[i + 2], w[i + 3]
-            for j in range(W):
-                hb[j] += x0 * r0[j] + x1 * r1[j] + x2 * r2[j] + x3 * r3[j]
-        for i in range(W - W % 4, W):
-            x = ha[i]
-            wr = w[i]
-            for j in range(W):
-                hb[j] += x * wr[j]
-        _activate(hb, act)
-        ha[:] = hb
+        out[j] = np.float32(pre[j])
+    _activate(out, act)
 
 
 @njit(cache=True, error_model="numpy", fastmath=True)
-def _net_move(row, seen, pre, mrow, k, w0, wh, bh, wa, ba, bits, act, ha, hb, idx, tie):
-    """(move, near) of net k on an observation row and its mask row: the legal argmax of
-    the logits over the moves the constraint keeps (all legal ones when it keeps none), and
-    whether the top two lie within tie."""
-    _hidden(row, seen, pre, k, w0, wh, bh, act, ha, hb, idx)
+def _later_layers(k, n, wh, bh, act, h, g):
+    """Net k's other hidden layers on its n rows h[k, :n] at once, as one matrix product
+    per layer (BLAS through numba's np.dot: a 128x128 layer costs a third of a row-at-a-time
+    loop's time, benchmarks/README.md); g is the second buffer. Returns the buffer that
+    holds the last layer (h or g)."""
+    src, dst = h, g
+    for l in range(wh.shape[1]):
+        np.dot(src[k, :n], wh[k, l], dst[k, :n])
+        b = bh[k, l]
+        for r in range(n):
+            out = dst[k, r]
+            for j in range(out.shape[0]):
+                out[j] += b[j]
+            _activate(out, act)
+        src, dst = dst, src
+    return src
+
+
+@njit(cache=True, error_model="numpy", fastmath=True)
+def _head_move(hrow, row, mrow, k, wa, ba, bits, idx, tie):
+    """(move, near) of net k from its last hidden layer: the legal argmax of the logits over
+    the moves the constraint keeps (all legal ones when it keeps none), and whether the top
+    two lie within tie."""
     n = constrained_moves(row, mrow, bits[k], idx)
     w = wa[k]
     top, second, arg = -np.inf, -np.inf, -1
@@ -205,8 +212,8 @@ def _net_move(row, seen, pre, mrow, k, w0, wh, bh, wa, ba, bits, act, ha, hb, id
         a = idx[m]
         v = ba[k, a]
         wr = w[a]
-        for j in range(ha.shape[0]):
-            v += ha[j] * wr[j]
+        for j in range(hrow.shape[0]):
+            v += hrow[j] * wr[j]
         if v > top:
             second, top, arg = top, v, a
         elif v > second:
@@ -231,13 +238,14 @@ def tanh_rows(x) -> np.ndarray:
 @njit(cache=True, error_model="numpy")
 def _hidden_rows(obs, k, w0, b0, wh, bh, act, out):
     W = b0.shape[1]
-    ha, hb = np.empty(W, np.float32), np.empty(W, np.float32)
+    h = np.empty((w0.shape[0], obs.shape[0], W), np.float32)
+    g = np.empty_like(h)
     idx = np.zeros(obs.shape[1] + 1, np.int64)
     seen = np.zeros(obs.shape[1], np.float32)
     pre = b0[k].astype(np.float64)
     for r in range(obs.shape[0]):
-        _hidden(obs[r], seen, pre, k, w0, wh, bh, act, ha, hb, idx)
-        out[r] = ha
+        _first_layer(obs[r], seen, pre, k, w0, act, h[k, r], idx)
+    out[:] = _later_layers(k, obs.shape[0], wh, bh, act, h, g)[k]
 
 
 def logits(stack, k: int, observations) -> np.ndarray:
@@ -250,94 +258,151 @@ def logits(stack, k: int, observations) -> np.ndarray:
     return out @ stack.wa[k].T + stack.ba[k]
 
 
+@njit(cache=True, error_model="numpy", inline="always")
+def _begin_hand(st, prm, scr, masks, deal_keys, hand_keys, first_hand, net_of_seat, b0, seen,
+                pre, e, h):
+    hand = first_hand[e] + h
+    st.rng[e] = hand_keys[e, h]
+    shuffle_deal(st, prm, scr, e, deal_keys[e], hand)
+    deal_table(st, prm, e, scr.decks[e], hand)
+    write_table_masks(st, prm, scr, e, masks)
+    for s in range(prm.n_seats):        # a new hand: each net's first layer from scratch
+        k = net_of_seat[e, s]
+        if k >= 0:
+            seen[e, s, :] = 0.0
+            pre[e, s, :] = b0[k]
+
+
 @njit(cache=True, error_model="numpy")  # allocates its work rows: NRT on
 def play_nets_range(st, prm, scr, masks, actions, priority, applied, policy_rng, kinds, knobs,
                     deal_keys, hand_keys, first_hand, stop_at_winner, hand_scores, n_hands,
                     calls, winners, ticks, net_of_seat, w0, b0, wh, bh, wa, ba, bits, act,
-                    obs_buf, seen, pre, forced, cursor, tie, lo, hi):
+                    obs_buf, seen, pre, forced, cursor, tie, in_step, lo, hi):
+    """Tables lo..hi, in_step at a time (slots): per tick every slot's bots choose and its
+    ready net seats get their first layer, then each net's later layers run over all its
+    rows of the tick at once, then every slot's nets pick their moves and its table steps.
+    A slot whose table ends its game or pauses at a near-tie takes the chunk's next table.
+    Tables share nothing, so the order they are played in changes no number."""
     S = prm.n_seats
     T = prm.n_teams
     H = hand_scores.shape[1]
     W = b0.shape[1]
-    ha = np.empty(W, np.float32)
-    hb = np.empty(W, np.float32)
+    K = w0.shape[0]
+    h_buf = np.empty((K, in_step * S, W), np.float32)
+    g_buf = np.empty((K, in_step * S, W), np.float32)
+    n_rows = np.zeros(K, np.int64)
+    row_of = np.full((in_step, S), -1, np.int64)
     idx = np.zeros(OBS_DIM + 1, np.int64)
-    totals = np.zeros(T, np.int64)
-    game_calls = np.zeros(T, np.int64)
-    for e in range(lo, hi):
-        if cursor[e] == DONE:
-            continue
-        resume = cursor[e] >= 0
-        h = cursor[e] if resume else 0
-        if not resume:
-            winners[e] = -1
-            n_hands[e] = 0
-        totals[:] = 0
-        game_calls[:] = 0
-        for g in range(h):
-            for t in range(T):
-                totals[t] += hand_scores[e, g, t]
-                game_calls[t] += calls[e, g, t]
-        paused = False
-        while h < H:
-            if not resume:
-                hand = first_hand[e] + h
-                st.rng[e] = hand_keys[e, h]
-                shuffle_deal(st, prm, scr, e, deal_keys[e], hand)
-                deal_table(st, prm, e, scr.decks[e], hand)
-                write_table_masks(st, prm, scr, e, masks)
-                for s in range(S):          # a new hand: each net's first layer from scratch
-                    k = net_of_seat[e, s]
-                    if k >= 0:
-                        seen[e, s, :] = 0.0
-                        for j in range(W):
-                            pre[e, s, j] = b0[k, j]
-            while st.status[e] == PLAYING:
-                if not resume:      # a resumed tick keeps the bots' moves it paused with
-                    write_policy_actions(masks, scr.avail, st.river, st.river_n,
-                                         prm.seat_team, kinds, knobs, policy_rng, actions, e, S)
-                resume = False
-                for s in range(S):
-                    k = net_of_seat[e, s]
-                    if k < 0:
-                        continue
-                    if forced[e, s] >= 0:
-                        actions[e, s] = forced[e, s]
-                        forced[e, s] = -1
-                        continue
-                    if st.tick[e] < st.ready[e, s]:  # not ready: Wait is its one move (R21);
-                        actions[e, s] = WAIT         # its first layer catches up next time
-                        continue
-                    write_seat_observation(st, prm, scr, e, s, obs_buf, s)
-                    a, near = _net_move(obs_buf[e, s], seen[e, s], pre[e, s], masks[e, s], k,
-                                        w0, wh, bh, wa, ba, bits, act, ha, hb, idx, tie)
-                    if near:
-                        forced[e, s] = ASK
-                        paused = True
-                    else:
-                        actions[e, s] = a
-                if paused:
-                    break
-                step_table(st, prm, scr, e, actions, priority, masks, applied)
+    slot = np.full(in_step, -1, np.int64)         # the table a slot plays; -1: empty
+    slot_h = np.zeros(in_step, np.int64)          # the hand it is in
+    slot_resume = np.zeros(in_step, np.bool_)     # its first tick resumes a paused one
+    totals = np.zeros((in_step, T), np.int64)
+    game_calls = np.zeros((in_step, T), np.int64)
+    nxt = lo
+    while True:
+        busy = 0
+        for q in range(in_step):                  # empty slots take the chunk's next tables
+            while slot[q] < 0 and nxt < hi:
+                e = nxt
+                nxt += 1
+                if cursor[e] == DONE:
+                    continue
+                resume = cursor[e] >= 0
+                h = cursor[e] if resume else 0
+                if not resume:
+                    winners[e] = -1
+                    n_hands[e] = 0
+                totals[q, :] = 0
+                game_calls[q, :] = 0
+                for g in range(h):
+                    for t in range(T):
+                        totals[q, t] += hand_scores[e, g, t]
+                        game_calls[q, t] += calls[e, g, t]
+                if not resume:
+                    _begin_hand(st, prm, scr, masks, deal_keys, hand_keys, first_hand,
+                                net_of_seat, b0, seen, pre, e, h)
+                slot[q], slot_h[q], slot_resume[q] = e, h, resume
+            busy += slot[q] >= 0
+        if busy == 0:
+            return
+        n_rows[:] = 0
+        for q in range(in_step):          # bots' moves, net seats' first layers
+            e = slot[q]
+            if e < 0:
+                continue
+            if not slot_resume[q]:    # a resumed tick keeps the bots' moves it paused with
+                write_policy_actions(masks, scr.avail, st.river, st.river_n,
+                                     prm.seat_team, kinds, knobs, policy_rng, actions, e, S)
+            slot_resume[q] = False
+            for s in range(S):
+                row_of[q, s] = -1
+                k = net_of_seat[e, s]
+                if k < 0:
+                    continue
+                if forced[e, s] >= 0:
+                    actions[e, s] = forced[e, s]
+                    forced[e, s] = -1
+                    continue
+                if st.tick[e] < st.ready[e, s]:  # not ready: Wait is its one move (R21);
+                    actions[e, s] = WAIT         # its first layer catches up next time
+                    continue
+                write_seat_observation(st, prm, scr, e, s, obs_buf, s)
+                r = n_rows[k]
+                _first_layer(obs_buf[e, s], seen[e, s], pre[e, s], k, w0, act, h_buf[k, r], idx)
+                row_of[q, s] = r
+                n_rows[k] = r + 1
+        last = h_buf
+        for k in range(K):
+            if n_rows[k] > 0:
+                last = _later_layers(k, n_rows[k], wh, bh, act, h_buf, g_buf)
+        for q in range(in_step):          # the nets' moves, then the tick resolves
+            e = slot[q]
+            if e < 0:
+                continue
+            paused = False
+            for s in range(S):
+                r = row_of[q, s]
+                if r < 0:
+                    continue
+                k = net_of_seat[e, s]
+                a, near = _head_move(last[k, r], obs_buf[e, s], masks[e, s], k, wa, ba, bits,
+                                     idx, tie)
+                if near:
+                    forced[e, s] = ASK
+                    paused = True
+                else:
+                    actions[e, s] = a
             if paused:
-                cursor[e] = h
-                break
-            record_hand(st, prm, e, h, hand_scores, calls, ticks, n_hands, totals, game_calls)
+                cursor[e] = slot_h[q]
+                slot[q] = -1
+                continue
+            step_table(st, prm, scr, e, actions, priority, masks, applied)
+            if st.status[e] == PLAYING:
+                continue
+            h = slot_h[q]
+            record_hand(st, prm, e, h, hand_scores, calls, ticks, n_hands, totals[q],
+                        game_calls[q])
             h += 1
+            over = h >= H
             if stop_at_winner:
-                w = decide_winner(totals, game_calls, prm.target_score)
+                w = decide_winner(totals[q], game_calls[q], prm.target_score)
                 if w >= 0:
                     winners[e] = w
-                    break
-        if not paused:
-            cursor[e] = DONE
+                    over = True
+            if over:
+                cursor[e] = DONE
+                slot[q] = -1
+            else:
+                slot_h[q] = h
+                _begin_hand(st, prm, scr, masks, deal_keys, hand_keys, first_hand, net_of_seat,
+                            b0, seen, pre, e, h)
 
 
 @njit(cache=True, error_model="numpy", parallel=True)
 def play_nets_batch(st, prm, scr, masks, actions, priority, applied, policy_rng, kinds, knobs,
                     deal_keys, hand_keys, first_hand, stop_at_winner, hand_scores, n_hands,
                     calls, winners, ticks, net_of_seat, w0, b0, wh, bh, wa, ba, bits, act,
-                    obs_buf, seen, pre, forced, cursor, tie):
+                    obs_buf, seen, pre, forced, cursor, tie, in_step):
     """play_nets_range over chunks of the tables (module docstring): every table plays
     from where its cursor says until its end or its next near-tie."""
     E = st.tick.shape[0]
@@ -347,14 +412,15 @@ def play_nets_batch(st, prm, scr, masks, actions, priority, applied, policy_rng,
         play_nets_range(st, prm, scr, masks, actions, priority, applied, policy_rng, kinds,
                         knobs, deal_keys, hand_keys, first_hand, stop_at_winner, hand_scores,
                         n_hands, calls, winners, ticks, net_of_seat, w0, b0, wh, bh, wa, ba,
-                        bits, act, obs_buf, seen, pre, forced, cursor, tie, lo, hi)
+                        bits, act, obs_buf, seen, pre, forced, cursor, tie, in_step, lo, hi)
 
 
 def play_nets(eng, stack: Stack, net_of_seat, kinds, knobs, policy_rng, deal_keys, hand_keys,
-              first_hand, games: bool, out) -> int:
+              first_hand, games: bool, out, in_step: int = IN_STEP) -> int:
     """Every table of `eng` played to its end (a whole game when games, else one hand) into
     `out` (agents/arena/play.py HandResults), network seats by net_of_seat [n, S] (index
-    into stack, -1: a core bot or nobody's). Returns the kernel launches it took."""
+    into stack, -1: a core bot or nobody's), in_step tables of a chunk at a time. Returns
+    the kernel launches it took."""
     n, S = net_of_seat.shape
     obs_buf = np.zeros((n, S, OBS_DIM), np.float32)
     seen = np.zeros((n, S, OBS_DIM), np.float32)         # what each seat's first layer describes
@@ -368,7 +434,8 @@ def play_nets(eng, stack: Stack, net_of_seat, kinds, knobs, policy_rng, deal_key
                        eng.applied, policy_rng, kinds, knobs, deal_keys, hand_keys, first_hand,
                        games, out.scores, out.hands, out.calls, out.winner, out.ticks,
                        net_of_seat, stack.w0, stack.b0, stack.wh, stack.bh, stack.wa, stack.ba,
-                       stack.bits_arr, stack.act, obs_buf, seen, pre, forced, cursor, TIE_GAP)
+                       stack.bits_arr, stack.act, obs_buf, seen, pre, forced, cursor, TIE_GAP,
+                       in_step)
         launches += 1
         ask_t, ask_s = np.nonzero(forced == ASK)
         if not ask_t.size:

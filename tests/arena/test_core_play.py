@@ -29,12 +29,15 @@ def _block(config, specs, deals, mode="hands", batch=4096, max_hands=1):
     return play_deals(plan, Roster.of(objs), 0, deals, NoBar())
 
 
-def _both(monkeypatch, config, specs, deals, **kw):
-    """(core block, Python block, kernel launches of the core run)."""
+def _both(monkeypatch, config, specs, deals, in_step=None, **kw):
+    """(core block, Python block, kernel launches of the core run); in_step: the tables a
+    chunk plays in step (core_play.IN_STEP when None)."""
     launches = []
     real = core_play.play_nets
 
     def counted(*a, **k):
+        if in_step is not None:
+            k["in_step"] = in_step
         launches.append(real(*a, **k))
         return launches[-1]
     monkeypatch.setattr(core_play, "play_nets", counted)
@@ -63,6 +66,27 @@ def test_core_play_equals_the_python_loop(monkeypatch, config, specs, mode):
     _equal(fast, slow)
     if mode == "games":
         assert (fast.hands > 1).any()
+
+
+@pytest.mark.parametrize("in_step", [1, 2, 3])
+def test_tables_played_in_step_take_the_next_table_as_one_ends(monkeypatch, in_step):
+    """Few slots for the chunk's tables: a slot that ends its game (whole games of several
+    hands, so hands also begin inside a slot) or pauses at a near-tie takes the next table,
+    and the rows of one tick's product belong to different tables and two nets. Every
+    number equals the Python loop's: a slot keeping the last table's totals, a seat reading
+    another row of the product, or a paused table losing its place would differ."""
+    config = RulesConfig(num_teams=2, team_sizes=(2, 2), speeds=(1, 2, 2, 1), target_score=40)
+    specs = ["learned", "learned:teams=2", "heuristic"]
+    fast, slow, launches = _both(monkeypatch, config, specs, 12, in_step=in_step,
+                                 mode="games", max_hands=6)
+    assert launches and (fast.hands > 1).any()
+    _equal(fast, slow)
+    monkeypatch.undo()                                              # the core loop again,
+    monkeypatch.setattr(core_play, "TIE_GAP", np.float32(0.5))    # pausing at many ticks
+    fast, slow, launches = _both(monkeypatch, config, specs, 6, in_step=in_step,
+                                 mode="games", max_hands=3)
+    assert launches[0] > 3
+    _equal(fast, slow)
 
 
 def test_paused_tables_resume_where_they_stopped(monkeypatch):
