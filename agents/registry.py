@@ -26,6 +26,9 @@
     rllib:PATH                               an RLlib checkpoint (train/rllib_ppo.py --out DIR:
                                              DIR/checkpoint), greedy; needs ray[rllib]
     rllib:PATH,policy=team0,deterministic=false   one policy of several; sampled moves
+    pair:learned&heuristic                   a two-player team (R4) of two agents by role: the
+                                             first holds the Nertz pile, the second the
+                                             Stream, whichever seat has them (agents/pair.py)
 
 Grammar: KIND[:OPTIONS]. For heuristic, OPTIONS is KEY=VALUE pairs separated by commas
 (style=S and the knobs of docs/heuristics.md, nertz_env/bot_specs.py STYLES). For ppo, OPTIONS is
@@ -61,7 +64,7 @@ from .base import Agent, SupportsAct
 from .bots import GreedyAgent, HeuristicAgent, RandomAgent, ScoredAgent
 from .specs import checked_options, path_options, split_specs
 
-KINDS = (*CORE_KINDS, "ppo", "learned", "rllib")
+KINDS = (*CORE_KINDS, "ppo", "learned", "rllib", "pair")
 MODELS_DIR = Path(__file__).resolve().parent / "learned" / "models"    # the shipped models (docs/models.md)
 LEARNED_OPTIONS = ("teams", "deterministic", "device", "model", "family")
 PPO_OPTIONS = ("deterministic", "device", "trust", "constraint")
@@ -182,6 +185,9 @@ def make_agent(spec, seed=None):
     if kind == "rllib":
         from .learned.rllib import from_spec
         return from_spec(spec, rest, seed)
+    if kind == "pair":
+        from .pair import parse_pair
+        return parse_pair(spec, rest, seed, make_agent)
     raise ValueError(f"agent {spec!r}: unknown kind {kind!r}; kinds are {', '.join(KINDS)}")
 
 

@@ -199,7 +199,7 @@ def _play_cell(spec, cell, plan: CellPlan, bar, batch_tables, ray=None, record=N
         return records, hands, played.deal_blocks, []
     K = len(spec.treatments)
     shown = list(spec.treatments) + [f"baseline={spec.baseline}"] + plan.specs[K + 1:]
-    replays = record_chosen(match, roster._replace(names=shown), record, played.block,
+    replays = record_chosen(match, roster.renamed(shown), record, played.block,
                             played.deal_blocks[-1],
                             {"source": "experiment", "experiment": spec.name,
                              "cell_index": cell_index, "cell": dataclasses.asdict(cell)})

@@ -29,12 +29,14 @@ import numpy as np
 from nertz_env.config import RulesConfig
 from nertz_env.core.batch import deal_bots_range, play_bots_batch, play_bots_range
 from nertz_env.core.policies import POLICY_EXTERNAL, new_policy_arrays
+from nertz_env.core.rules import stream_seat
 from nertz_env.engine import Engine
 from nertz_env.envs.opponents import for_table
 from nertz_env.envs.seats import SeatDriver
 from nertz_env.replay import Recorder
 from nertz_env.table.games import decide_winner
 
+from ..pair import Pair
 from .deals import DealKeys, policy_keys
 
 
@@ -62,14 +64,36 @@ class Roster(NamedTuple):
     agents: list           # Agent objects
     names: list            # their names in messages and replays
     core: list             # per agent: core_policy() (kind, knobs), or None: driven from Python
+    roles: tuple = ()      # (pair, its Nertz member, its Stream member) agent indices
 
     @classmethod
     def of(cls, agents, names=None) -> "Roster":
-        """A roster of Agent objects; names default to their (made unique) names."""
+        """A roster of Agent objects; names default to their (made unique) names. A pair
+        (agents/pair.py) adds its two members after the agents, named NAME.nertz and
+        NAME.stream, for the seats `assign_roles` gives them."""
+        agents = list(agents)
         if names is None:
             names = unique_names([getattr(a, "name", type(a).__name__) for a in agents])
+        names, roles = list(names), []
+        for i, a in enumerate(list(agents)):
+            if isinstance(a, Pair):
+                roles.append((i, len(agents), len(agents) + 1))
+                agents += [a.nertz, a.stream]
+                names += [f"{names[i]}.nertz", f"{names[i]}.stream"]
         core = [a.core_policy() if hasattr(a, "core_policy") else None for a in agents]
-        return cls(list(agents), list(names), core)
+        return cls(agents, names, core, tuple(roles))
+
+    @property
+    def n_listed(self) -> int:
+        """The agents the run was given (a pair's members come after them)."""
+        return len(self.agents) - 2 * len(self.roles)
+
+    def renamed(self, names) -> "Roster":
+        """The roster with the listed agents named `names`, pairs' members after them."""
+        names = list(names)
+        for pair, _, _ in self.roles:
+            names += [f"{names[pair]}.nertz", f"{names[pair]}.stream"]
+        return self._replace(names=names)
 
     def for_table(self, config) -> "Roster":
         """The roster with every agent told the table's rules (agents/base.py for_table)."""
@@ -152,12 +176,45 @@ def seat_policies(seat_agent, core, n_seats) -> tuple:
     return kinds, knobs
 
 
-def make_tables(plan: MatchPlan, core, keys: DealKeys, agent_at, deal, policy_rng) -> Tables:
-    """The Tables of rows (agent at each team position, deal number, random bots' key)."""
+def assign_roles(config, seat_agent, first_hand, roles, fixed: bool) -> np.ndarray:
+    """seat_agent with each pair's seats given to its members by the role they hold (R4):
+    the Nertz member where the seat holds the Nertz pile in the table's first hand, the
+    Stream member where it holds the Stream. fixed: each seat keeps its role for every hand
+    the table plays (one hand, or alternate_roles off); else the pair stays (played from
+    Python, agents/pair.py). A pair at a solo team is a ValueError."""
+    seat_team = np.array(config.seat_team)
+    seat0 = np.array([config.seat_team.index(t) for t in range(config.num_teams)])
+    sizes = np.array(config.team_sizes)
+    out = seat_agent.copy()
+    for pair, nertz, stream in roles:
+        at = seat_agent == pair
+        solo = at & (sizes[seat_team] == 1)[None, :]
+        if solo.any():
+            raise ValueError(f"a pair (agent {pair}) sits at a solo team (team "
+                             f"{int(seat_team[np.nonzero(solo)[1][0]])}): pairs play two-player "
+                             "teams only (R4; team_sizes)")
+        if not fixed:
+            continue
+        for s in np.flatnonzero(at.any(axis=0)):
+            t = seat_team[s]
+            holder = [stream_seat(seat0, sizes, config.alternate_roles, h, t) for h in (0, 1)]
+            holds = np.array(holder)[first_hand % 2] == s          # the Stream, per table
+            out[at[:, s] & holds, s] = stream
+            out[at[:, s] & ~holds, s] = nertz
+    return out
+
+
+def make_tables(plan: MatchPlan, core, keys: DealKeys, agent_at, deal, policy_rng,
+                roles=()) -> Tables:
+    """The Tables of rows (agent at each team position, deal number, random bots' key);
+    roles: the roster's pairs (Roster.roles), their seats given to their members."""
     seat_agent = agent_at[:, np.array(plan.config.seat_team)]                     # [n, S]
+    first_hand = (deal % 2) if plan.mode == "hands" else np.zeros(len(deal), np.int64)
+    if roles:
+        fixed = plan.max_hands == 1 or not plan.config.alternate_roles
+        seat_agent = assign_roles(plan.config, seat_agent, first_hand, roles, fixed)
     kinds, knobs = seat_policies(seat_agent, core, plan.config.num_seats)
     dk, hk = keys.rows(deal)
-    first_hand = (deal % 2) if plan.mode == "hands" else np.zeros(len(deal), np.int64)
     return Tables(seat_agent, kinds, knobs, policy_rng, dk, hk, first_hand.astype(np.int64))
 
 
@@ -221,7 +278,7 @@ def play_deals(plan: MatchPlan, roster: Roster, d_lo: int, d_hi: int, bar) -> Bl
     for lo in range(0, M, plan.batch_tables):
         hi = min(M, lo + plan.batch_tables)
         tables = make_tables(plan, roster.core, keys, agent_at[lo:hi], dd[lo:hi],
-                             pol[lo:hi].copy())
+                             pol[lo:hi].copy(), roster.roles)
         play_tables(plan.config, roster, tables, plan.mode == "games", out.rows(lo, hi))
         bar.update(hi - lo)
     return Block(lu, dd, rr, agent_at, *out)

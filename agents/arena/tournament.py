@@ -203,7 +203,7 @@ def run_tournament(agents, *, teams: int = 2, deals: int = 100, seed: int = 0,
         agents = split_specs(agents)
     check_executor(executor, agents, block_deals)
     roster = Roster.of([make_agent(a, seed=seed) for a in agents])
-    names = roster.names
+    names = roster.names[:roster.n_listed]
     T = config.num_teams
     lineups = make_lineups(len(names), T, format)
     fmt = resolve_format(format, len(names), T)
