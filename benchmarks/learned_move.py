@@ -11,17 +11,18 @@ the kernel keeps it), inside a jitted loop built like the kernel's (fastmath whe
 has it), the median of --repeats:
 
 - observation: core/observe.py write_seat_observation on one position;
-- first layer: core_play._hidden with the net's later layers removed (the diff of the row
-  against the last one seen, the changed entries' rows of w0, the activation);
-- hidden: core_play._hidden (the first layer as above, then every later layer);
-- move: core_play._net_move (hidden, the legal moves the constraint keeps, their logits, the
+- first layer: core_play._first_layer (the diff of the row against the last one seen, the
+  changed entries' rows of w0, the activation);
+- later layers: core_play._later_layers on blocks of --block rows at once (the kernel's
+  product over the rows of the tables it plays in step, IN_STEP of them), per row;
+- head: core_play._head_move (the legal moves the constraint keeps, their logits, the
   argmax and the near-tie test);
-- legal moves: agents/constraints.py constrained_moves alone.
+- legal moves: agents/constraints.py constrained_moves alone (part of head).
 
-In play a move is observation + move; "later layers" is hidden - first layer. A tournament
-adds the table's bots, the tick and the cache traffic between tables (measure those with
-benchmarks/learned_tournament.py). Prints a Markdown table with the command, then one JSON
-line.
+In play a move is observation + first layer + later layers + head ("move", their sum). A
+tournament adds the table's bots, the tick and the cache traffic between tables (measure
+those with benchmarks/learned_tournament.py). Prints a Markdown table with the command, then
+one JSON line.
 """
 from __future__ import annotations
 
@@ -35,7 +36,8 @@ import numpy as np
 from numba import njit
 
 from agents.constraints import constrained_moves
-from agents.learned.core_play import TIE_GAP, Stack, _hidden, _net_move, networks
+from agents.learned.core_play import (IN_STEP, TIE_GAP, Stack, _first_layer, _head_move,
+                                      _later_layers, networks)
 from nertz_env.config import RulesConfig
 from nertz_env.core.observe import OBS_DIM, write_seat_observation
 from nertz_env.engine import Engine
@@ -48,29 +50,37 @@ def _observation_loop(st, prm, scr, obs, n_seats, n):
 
 
 @njit(cache=True, error_model="numpy", fastmath=True)
-def _hidden_loop(rows, w0, b0, wh, bh, act, n):
-    W = b0.shape[1]
-    ha, hb = np.empty(W, np.float32), np.empty(W, np.float32)
+def _first_loop(rows, w0, b0, act, out, n):
+    """The first layer of rows in play order, n times over; out[j] the last one of row j."""
     idx = np.zeros(OBS_DIM + 1, np.int64)
     seen = np.zeros(OBS_DIM, np.float32)
     pre = b0[0].astype(np.float64)
     for i in range(n):
-        _hidden(rows[i % rows.shape[0]], seen, pre, 0, w0, wh, bh, act, ha, hb, idx)
-    return ha[0]
+        j = i % rows.shape[0]
+        _first_layer(rows[j], seen, pre, 0, w0, act, out[0, j], idx)
+    return out[0, 0, 0]
+
+
+@njit(cache=True, error_model="numpy", fastmath=True)
+def _later_loop(first, wh, bh, act, block, n):
+    """The later layers over blocks of `block` first-layer rows, n rows in all."""
+    h = np.empty((1, block, first.shape[2]), np.float32)
+    g = np.empty_like(h)
+    total = np.float32(0)
+    for i in range(0, n, block):
+        for r in range(block):
+            h[0, r] = first[0, (i + r) % first.shape[1]]
+        total += _later_layers(0, block, wh, bh, act, h, g)[0, 0, 0]
+    return total
 
 
 @njit(cache=True, error_model="numpy")
-def _move_loop(rows, masks, w0, b0, wh, bh, wa, ba, bits, act, tie, n):
-    W = b0.shape[1]
-    ha, hb = np.empty(W, np.float32), np.empty(W, np.float32)
+def _head_loop(hidden, rows, masks, wa, ba, bits, tie, n):
     idx = np.zeros(OBS_DIM + 1, np.int64)
-    seen = np.zeros(OBS_DIM, np.float32)
-    pre = b0[0].astype(np.float64)
     total = 0
     for i in range(n):
         j = i % rows.shape[0]
-        a, _ = _net_move(rows[j], seen, pre, masks[j], 0, w0, wh, bh, wa, ba, bits, act, ha,
-                         hb, idx, tie)
+        a, _ = _head_move(hidden[j], rows[j], masks[j], 0, wa, ba, bits, idx, tie)
         total += a
     return total
 
@@ -109,6 +119,8 @@ def main(argv=None) -> int:
     ap.add_argument("--ticks", type=int, default=200, help="positions recorded, in play order")
     ap.add_argument("--moves", type=int, default=200_000, help="moves timed per piece")
     ap.add_argument("--repeats", type=int, default=5)
+    ap.add_argument("--block", type=int, default=IN_STEP,
+                    help="rows per product of the later layers (default: the kernel's IN_STEP)")
     ap.add_argument("--seed", type=int, default=0)
     a = ap.parse_args(argv)
     from agents.registry import make_agent
@@ -124,14 +136,17 @@ def main(argv=None) -> int:
     eng, rows, masks = record(config, a.ticks, a.seed)
     obs = np.zeros((1, config.num_seats, OBS_DIM), np.float32)
     S, P, C = eng._common()
-    no_later = st.wh[:, :0], st.bh[:, :0]
     bits = int(st.bits_arr[0])
+    W = st.b0.shape[1]
+    first = np.zeros((1, len(rows), W), np.float32)
+    _first_loop(rows, st.w0, st.b0, st.act, first, len(rows))
+    hidden = np.ascontiguousarray(_later_layers(0, len(rows), st.wh, st.bh, st.act, first.copy(),
+                                                np.empty_like(first))[0])
     pieces = {
         "observation": lambda n: _observation_loop(S, P, C, obs, config.num_seats, n),
-        "first layer": lambda n: _hidden_loop(rows, st.w0, st.b0, *no_later, st.act, n),
-        "hidden": lambda n: _hidden_loop(rows, st.w0, st.b0, st.wh, st.bh, st.act, n),
-        "move": lambda n: _move_loop(rows, masks, st.w0, st.b0, st.wh, st.bh, st.wa, st.ba,
-                                     st.bits_arr, st.act, TIE_GAP, n),
+        "first layer": lambda n: _first_loop(rows, st.w0, st.b0, st.act, first.copy(), n),
+        "later layers": lambda n: _later_loop(first, st.wh, st.bh, st.act, a.block, n),
+        "head": lambda n: _head_loop(hidden, rows, masks, st.wa, st.ba, st.bits_arr, TIE_GAP, n),
         "legal moves": lambda n: _legal_loop(rows, masks, bits, n),
     }
     us = {}
@@ -143,17 +158,17 @@ def main(argv=None) -> int:
             f(a.moves)
             us.setdefault(name, []).append((time.perf_counter() - t0) / a.moves * 1e6)
     med = {k: float(np.median(v)) for k, v in us.items()}
-    med["later layers"] = med["hidden"] - med["first layer"]
+    med["move"] = sum(med[k] for k in ("observation", "first layer", "later layers", "head"))
     cmd = ("python -m benchmarks.learned_move " + " ".join(
         argv if argv is not None else sys.argv[1:])).strip()
     changed = float((rows[1:] != rows[:-1]).sum(1).mean())
-    print(f"`{cmd}`: {a.agent} at {a.teams} teams, width {st.b0.shape[1]}, "
+    print(f"`{cmd}`: {a.agent} at {a.teams} teams, width {W}, later layers on {a.block} rows, "
           f"{st.wh.shape[1] + 1} hidden layers; {(rows != 0).sum(1).mean():.0f} non-zero "
           f"entries per row, {changed:.1f} changed per tick; "
           f"{masks.sum(1).mean():.1f} legal moves")
     print("| piece | us per move (median of %d) |" % a.repeats)
     print("|---|---|")
-    for k in ("observation", "first layer", "later layers", "hidden", "legal moves", "move"):
+    for k in ("observation", "first layer", "later layers", "head", "legal moves", "move"):
         print(f"| {k} | {med[k]:.3f} |")
     print(json.dumps({"command": cmd, "agent": a.agent, "teams": a.teams,
                       "us_per_move": med, "runs": us}))

@@ -120,22 +120,23 @@ def test_the_grids_held_out_formats_are_not_trained_on():
 
 def test_learned_move_times_every_piece_of_a_real_net(capsys):
     """benchmarks/learned_move.py on the shipped net at 2 teams, a few moves: one row per
-    piece, 'later layers' the difference of two measured pieces, and the recorded positions
-    are one seat's in play order (consecutive rows share most entries)."""
+    piece, 'move' the sum of the kernel's four pieces, and the recorded positions are one
+    seat's in play order (consecutive rows share most entries)."""
     import json as _json
 
     from benchmarks import learned_move
     assert learned_move.main(["--teams", "2", "--ticks", "40", "--moves", "200",
-                              "--repeats", "1"]) == 0
+                              "--repeats", "1", "--block", "8"]) == 0
     out = capsys.readouterr().out
-    for piece in ("observation", "first layer", "later layers", "hidden", "legal moves",
+    for piece in ("observation", "first layer", "later layers", "head", "legal moves",
                   "move"):
         assert f"| {piece} | " in out
     res = _json.loads(out.strip().splitlines()[-1])
     us = res["us_per_move"]
-    assert all(us[k] > 0 for k in ("observation", "first layer", "hidden", "move"))
-    assert math.isclose(us["later layers"], us["hidden"] - us["first layer"])
-    assert res["command"].endswith("--repeats 1") and res["teams"] == 2
+    parts = ("observation", "first layer", "later layers", "head")
+    assert all(us[k] > 0 for k in parts + ("legal moves",))
+    assert math.isclose(us["move"], sum(us[k] for k in parts))
+    assert res["command"].endswith("--block 8") and res["teams"] == 2
     _, rows, masks = learned_move.record(__import__("nertz_env").RulesConfig(num_teams=2), 40, 0)
     assert rows.shape == (40, learned_move.OBS_DIM) and masks.shape[0] == 40
     near, far = (rows[1:] != rows[:-1]).sum(1).mean(), (rows[20:] != rows[:-20]).sum(1).mean()
