@@ -145,8 +145,12 @@ def test_a_near_tie_is_played_as_predict_plays_it(tmp_path, monkeypatch):
     assert not np.array_equal(broken.scores, slow.scores)
 
 
-def test_a_relu_net_of_another_width_plays_in_the_core_too(tmp_path, monkeypatch):
-    path = _tie_model(tmp_path, hidden=(32, 32, 32), activation="relu")
+@pytest.mark.parametrize("hidden", [(32, 32, 32), (48,)])       # two later layers, none
+def test_a_relu_net_of_another_shape_plays_in_the_core_too(tmp_path, monkeypatch, hidden):
+    meta, arrays = load_weights(_tie_model(tmp_path, hidden=hidden, activation="relu"))
+    arrays["action_weight"] = np.random.default_rng(1).normal(
+        0, 0.3, arrays["action_weight"].shape).astype(np.float32)   # moves that use the layers
+    path = save_weights(tmp_path / "shaped", meta, arrays)[0]
     config = RulesConfig(num_teams=2)
     fast, slow, launches = _both(monkeypatch, config, [f"ppo:{path}", "greedy"], 4)
     assert launches
