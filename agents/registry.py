@@ -28,7 +28,7 @@
     rllib:PATH,policy=team0,deterministic=false   one policy of several; sampled moves
     pair:learned&heuristic                   a two-player team (R4) of two agents by role: the
                                              first holds the Nertz pile, the second the
-                                             Stream, whichever seat has them (agents/pair.py)
+                                             Stream, whichever seat has them (agents/base.py Pair)
 
 Grammar: KIND[:OPTIONS]. For heuristic, OPTIONS is KEY=VALUE pairs separated by commas
 (style=S and the knobs of docs/heuristics.md, nertz_env/bot_specs.py STYLES). For ppo, OPTIONS is
@@ -186,7 +186,7 @@ def make_agent(spec, seed=None):
         from .learned.rllib import from_spec
         return from_spec(spec, rest, seed)
     if kind == "pair":
-        from .pair import parse_pair
+        from .base import parse_pair
         return parse_pair(spec, rest, seed, make_agent)
     raise ValueError(f"agent {spec!r}: unknown kind {kind!r}; kinds are {', '.join(KINDS)}")
 

@@ -36,7 +36,7 @@ from nertz_env.envs.seats import SeatDriver
 from nertz_env.replay import Recorder
 from nertz_env.table.games import decide_winner
 
-from ..pair import Pair
+from ..base import Pair
 from .deals import DealKeys, policy_keys
 
 
@@ -69,7 +69,7 @@ class Roster(NamedTuple):
     @classmethod
     def of(cls, agents, names=None) -> "Roster":
         """A roster of Agent objects; names default to their (made unique) names. A pair
-        (agents/pair.py) adds its two members after the agents, named NAME.nertz and
+        (agents/base.py Pair) adds its two members after the agents, named NAME.nertz and
         NAME.stream, for the seats `assign_roles` gives them."""
         agents = list(agents)
         if names is None:
@@ -181,7 +181,7 @@ def assign_roles(config, seat_agent, first_hand, roles, fixed: bool) -> np.ndarr
     the Nertz member where the seat holds the Nertz pile in the table's first hand, the
     Stream member where it holds the Stream. fixed: each seat keeps its role for every hand
     the table plays (one hand, or alternate_roles off); else the pair stays (played from
-    Python, agents/pair.py). A pair at a solo team is a ValueError."""
+    Python, agents/base.py Pair). A pair at a solo team is a ValueError."""
     seat_team = np.array(config.seat_team)
     seat0 = np.array([config.seat_team.index(t) for t in range(config.num_teams)])
     sizes = np.array(config.team_sizes)

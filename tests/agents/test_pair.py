@@ -1,4 +1,4 @@
-"""`pair:NERTZ&STREAM` (agents/pair.py): two agents sharing a two-player team by role (R4)."""
+"""`pair:NERTZ&STREAM` (agents/base.py Pair): two agents sharing a two-player team by role (R4)."""
 from __future__ import annotations
 
 import dataclasses
@@ -13,7 +13,7 @@ from agents.arena.progress import NoBar
 from agents.arena.seatings import make_lineups, seatings
 from agents.arena.tournament import run_tournament
 from agents.base import Agent
-from agents.pair import HOLDS_STREAM, Pair
+from agents.base import HOLDS_STREAM, Pair
 from nertz_env import RulesConfig
 
 PAIRS = RulesConfig(num_teams=2, team_sizes=(2, 2), speeds=(1, 2, 2, 1))
