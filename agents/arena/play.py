@@ -176,12 +176,13 @@ def seat_policies(seat_agent, core, n_seats) -> tuple:
     return kinds, knobs
 
 
-def assign_roles(config, seat_agent, first_hand, roles, fixed: bool) -> np.ndarray:
+def assign_roles(config, seat_agent, first_hand, roles, fixed: bool, names) -> np.ndarray:
     """seat_agent with each pair's seats given to its members by the role they hold (R4):
     the Nertz member where the seat holds the Nertz pile in the table's first hand, the
     Stream member where it holds the Stream. fixed: each seat keeps its role for every hand
     the table plays (one hand, or alternate_roles off); else the pair stays (played from
-    Python, agents/base.py Pair). A pair at a solo team is a ValueError."""
+    Python, agents/base.py Pair). A pair at a solo team is a ValueError naming it (names:
+    the roster's)."""
     seat_team = np.array(config.seat_team)
     seat0 = np.array([config.seat_team.index(t) for t in range(config.num_teams)])
     sizes = np.array(config.team_sizes)
@@ -190,9 +191,9 @@ def assign_roles(config, seat_agent, first_hand, roles, fixed: bool) -> np.ndarr
         at = seat_agent == pair
         solo = at & (sizes[seat_team] == 1)[None, :]
         if solo.any():
-            raise ValueError(f"a pair (agent {pair}) sits at a solo team (team "
-                             f"{int(seat_team[np.nonzero(solo)[1][0]])}): pairs play two-player "
-                             "teams only (R4; team_sizes)")
+            raise ValueError(f"agent {names[pair]!r} is a pair and sits at a solo team (team "
+                             f"{int(seat_team[np.nonzero(solo)[1][0]])}, team_sizes="
+                             f"{list(config.team_sizes)}): pairs play two-player teams only (R4)")
         if not fixed:
             continue
         for s in np.flatnonzero(at.any(axis=0)):
@@ -205,14 +206,15 @@ def assign_roles(config, seat_agent, first_hand, roles, fixed: bool) -> np.ndarr
 
 
 def make_tables(plan: MatchPlan, core, keys: DealKeys, agent_at, deal, policy_rng,
-                roles=()) -> Tables:
+                roles=(), names=()) -> Tables:
     """The Tables of rows (agent at each team position, deal number, random bots' key);
-    roles: the roster's pairs (Roster.roles), their seats given to their members."""
+    roles: the roster's pairs (Roster.roles), their seats given to their members; names:
+    the roster's, for messages."""
     seat_agent = agent_at[:, np.array(plan.config.seat_team)]                     # [n, S]
     first_hand = (deal % 2) if plan.mode == "hands" else np.zeros(len(deal), np.int64)
     if roles:
         fixed = plan.max_hands == 1 or not plan.config.alternate_roles
-        seat_agent = assign_roles(plan.config, seat_agent, first_hand, roles, fixed)
+        seat_agent = assign_roles(plan.config, seat_agent, first_hand, roles, fixed, names)
     kinds, knobs = seat_policies(seat_agent, core, plan.config.num_seats)
     dk, hk = keys.rows(deal)
     return Tables(seat_agent, kinds, knobs, policy_rng, dk, hk, first_hand.astype(np.int64))
@@ -278,7 +280,7 @@ def play_deals(plan: MatchPlan, roster: Roster, d_lo: int, d_hi: int, bar) -> Bl
     for lo in range(0, M, plan.batch_tables):
         hi = min(M, lo + plan.batch_tables)
         tables = make_tables(plan, roster.core, keys, agent_at[lo:hi], dd[lo:hi],
-                             pol[lo:hi].copy(), roster.roles)
+                             pol[lo:hi].copy(), roster.roles, roster.names)
         play_tables(plan.config, roster, tables, plan.mode == "games", out.rows(lo, hi))
         bar.update(hi - lo)
     return Block(lu, dd, rr, agent_at, *out)

@@ -129,7 +129,8 @@ def record_tables(plan: MatchPlan, roster: Roster, chosen, scores, meta=None) ->
     agent_at = np.array([seats[l][r] for l, _, r in chosen], np.int64).reshape(-1, T)
     dd = np.array([d for _, d, _ in chosen], np.int64)
     pol = np.array([pols[l][d, r] for l, d, r in chosen], np.uint64)
-    tables = make_tables(plan, roster.core, keys, agent_at, dd, pol, roster.roles)
+    tables = make_tables(plan, roster.core, keys, agent_at, dd, pol, roster.roles,
+                         roster.names)
     out = HandResults.zeros(n, H, T)
     labels = [{"lineup": l, "deal": d, "seating": r} for l, d, r in chosen]
     # looked up on the module when called, so a test can stand in for the loop

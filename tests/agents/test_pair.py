@@ -62,7 +62,8 @@ def test_seats_given_by_role_equal_the_pair_played_by_its_observations(monkeypat
     fast = _block(PAIRS, [make_agent(s) for s in specs], 10)
     real = play.assign_roles
     monkeypatch.setattr(play, "assign_roles",
-                        lambda cfg, sa, fh, roles, fixed: real(cfg, sa, fh, roles, False))
+                        lambda cfg, sa, fh, roles, fixed, names: real(cfg, sa, fh, roles, False,
+                                                                     names))
     slow = _block(PAIRS, [make_agent(s) for s in specs], 10)
     for name, x, y in zip(fast._fields, fast, slow):
         np.testing.assert_array_equal(x, y, err_msg=name)
@@ -94,7 +95,8 @@ def test_bad_pair_specs_say_what_is_allowed(spec, match):
 
 def test_a_pair_at_a_solo_team_is_refused():
     config = RulesConfig(num_teams=2, team_sizes=(2, 1))
-    with pytest.raises(ValueError, match="solo team"):
+    with pytest.raises(ValueError, match=r"'pair:learned&heuristic' is a pair and sits at a "
+                                         r"solo team \(team 1, team_sizes=\[2, 1\]\)"):
         run_tournament(["pair:learned&heuristic", "heuristic"], config=config, deals=2,
                        seed=1, progress=False)
     pair = make_agent("pair:greedy&heuristic")
