@@ -1,10 +1,12 @@
-"""Tournament throughput with a learned seat: four-team hands per second of run_tournament
-with one `ppo:` agent (an untrained MaskablePPO, MlpPolicy net_arch [128, 128]: speed does
-not depend on training) among three core bots.
+"""Tournament throughput with a learned seat: hands per second of run_tournament with one
+`ppo:` agent (an untrained MaskablePPO, MlpPolicy net_arch [128, 128]: speed does not depend
+on training) among core bots (four teams by default: the three of BOTS; --teams N: the
+first N - 1 of BOTS repeated in order).
 
     python -m benchmarks.learned_tournament                 # 4 teams, 200 deals x 12 seatings
     python -m benchmarks.learned_tournament --deals 20 --net 64,64
     python -m benchmarks.learned_tournament --speeds 1,2,1,2   # mixed speeds (R21)
+    python -m benchmarks.learned_tournament --teams 6
 
 Measures, after a warm-up tournament (numba compile excluded): hands/s of one run (the
 runner's own elapsed time) and the mean ticks per hand. 200 deals is `nertz tournament`'s
@@ -61,8 +63,11 @@ def main(argv=None) -> int:
     ap.add_argument("--deals", type=int, default=200)
     ap.add_argument("--net", default="128,128", help="MlpPolicy net_arch, comma-separated")
     ap.add_argument("--batch-tables", type=int, default=2048)
+    ap.add_argument("--teams", type=int, default=4,
+                    help="teams at the table, 2 to 8 (default 4)")
     ap.add_argument("--speeds", default=None, metavar="P,P,P,P",
-                    help="each seat's period (R21), e.g. 1,2,1,2 (default: all 1)")
+                    help="each seat's period (R21), one per team, e.g. 1,2,1,2 "
+                         "(default: all 1)")
     ap.add_argument("--torch-threads", type=int, default=None,
                     help="torch.set_num_threads before the runs (default: torch's own)")
     ap.add_argument("--agent", default=None,
@@ -92,10 +97,11 @@ def main(argv=None) -> int:
         NumpyPolicy.sparse = False
     net = [int(x) for x in args.net.split(",")]
     from nertz_env.config import RulesConfig
-    config = RulesConfig(num_teams=4, speeds=tuple(int(x) for x in args.speeds.split(","))
+    config = RulesConfig(num_teams=args.teams, speeds=tuple(int(x) for x in args.speeds.split(","))
                          if args.speeds else None)
     cmd = "python -m benchmarks.learned_tournament " + " ".join(
         argv if argv is not None else sys.argv[1:])
+    bots = [BOTS[i % len(BOTS)] for i in range(args.teams - 1)]
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         seat = args.agent
@@ -103,17 +109,17 @@ def main(argv=None) -> int:
             path = Path(tmp) / "model.zip"
             save_model(path, net)
             seat = f"ppo:{path}"
-        lineups = {"learned": [seat, *BOTS]}
+        lineups = {"learned": [seat, *bots]}
         if args.dense_too:
-            lineups["learned, dense"] = [seat, *BOTS]
+            lineups["learned, dense"] = [seat, *bots]
         if args.python_too:
-            lineups["learned, Python loop"] = [seat, *BOTS]
+            lineups["learned, Python loop"] = [seat, *bots]
         old_kernel = None
         if args.kernel_from:
             old_kernel = kernel_at(args.kernel_from, Path(tmp))
-            lineups[f"learned, kernel at {args.kernel_from}"] = [seat, *BOTS]
+            lineups[f"learned, kernel at {args.kernel_from}"] = [seat, *bots]
         if args.instead:
-            lineups["instead"] = [args.instead, *BOTS]
+            lineups["instead"] = [args.instead, *bots]
         from agents.arena import play
         from agents.learned import core_play
         from agents.learned.weights import NumpyPolicy
@@ -133,7 +139,8 @@ def main(argv=None) -> int:
                 setup(name)
                 r = run_tournament(agents, config=config, deals=args.deals, seed=0,
                                    progress=False, batch_tables=args.batch_tables)
-                rows.append({"lineup": name, "seat": agents[0], "hands": r.hands_played,
+                rows.append({"lineup": name, "seat": agents[0], "teams": r.config.num_teams,
+                             "hands": r.hands_played,
                              "elapsed_s": r.elapsed_s, "hands_per_s": r.hands_played / r.elapsed_s,
                              "ticks_per_hand": float(r.ticks.sum() / r.hands_played)})
     print("| seat | others | hands | ticks per hand | seconds | hands/s |")
@@ -142,9 +149,9 @@ def main(argv=None) -> int:
         seat = r["seat"] if r["lineup"] == "instead" or args.agent else f"ppo {net}"
         tag = f" ({r['lineup'].split(', ', 1)[1]})" if ", " in r["lineup"] else ""
         print(f"| {seat}{tag} | "
-              f"{', '.join(BOTS)} | {r['hands']:,} | {r['ticks_per_hand']:,.0f} | "
+              f"{', '.join(bots)} | {r['hands']:,} | {r['ticks_per_hand']:,.0f} | "
               f"{r['elapsed_s']:,.1f} | {r['hands_per_s']:,.1f} |")
-    out = {"teams": 4, "speeds": args.speeds, "net_arch": net, "deals": args.deals,
+    out = {"teams": args.teams, "speeds": args.speeds, "net_arch": net, "deals": args.deals,
            "runs": rows, "command": cmd}
     if args.instead:
         med = {n: float(np.median([r["hands_per_s"] for r in rows if r["lineup"] == n]))

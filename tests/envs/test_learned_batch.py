@@ -201,3 +201,17 @@ def test_learned_tournament_benchmark_runs(capsys):
     assert [r["hands"] for r in last["runs"]] == [24, 24]
     speed = {r["lineup"]: r["hands_per_s"] for r in last["runs"]}
     assert last["ratio"] == speed["learned"] / speed["instead"]
+
+
+def test_learned_tournament_benchmark_at_another_table_size(capsys):
+    """--teams N seats the learned agent among the first N - 1 bots: the row names them, the
+    JSON line says the table size and every hand was played at it."""
+    import json
+
+    from benchmarks import learned_tournament
+
+    assert learned_tournament.main(["--deals", "2", "--net", "8,8", "--teams", "3"]) == 0
+    out = capsys.readouterr().out.strip().splitlines()
+    assert out[2].startswith("| ppo [8, 8] | heuristic, greedy | ")
+    last = json.loads(out[-1])
+    assert last["teams"] == 3 and last["runs"][0]["teams"] == 3 and last["runs"][0]["hands"] > 0
