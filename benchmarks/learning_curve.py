@@ -42,6 +42,9 @@ def main(argv=None) -> int:
     ap.add_argument("--seed", type=int, default=4049)
     ap.add_argument("--min-step", type=int, default=1_000_000,
                     help="the earliest N/4 compared (default 1,000,000)")
+    ap.add_argument("--at", default="",
+                    help="only these N, comma separated (each a checkpoint's step; default: "
+                         "every checkpoint with one near N/4)")
     ap.add_argument("--out", default="")
     a = ap.parse_args(argv)
 
@@ -49,11 +52,16 @@ def main(argv=None) -> int:
     from nertz_env.files import write_json
     ck = checkpoints(Path(a.run))
     steps = list(ck)
+    wanted = [int(float(x)) for x in a.at.split(",") if x.strip()]
+    missing = [n for n in wanted if n not in ck]
+    if missing:
+        raise ValueError(f"--at {missing}: not a checkpoint's step of {a.run}; it has "
+                         f"{', '.join(f'{s:,}' for s in steps)}")
     rows, t0 = [], time.perf_counter()
     print("| teams | N | N/4 | points per hand, N minus N/4 [95% CI] | deals |")
     print("|---|---|---|---|---|")
     for teams in [int(t) for t in a.teams.split(",")]:
-        for n in steps:
+        for n in wanted or steps:
             quarter = min(steps, key=lambda s: abs(s - n / 4))
             if quarter < a.min_step or not n / 6 <= quarter <= n / 3:   # no checkpoint near N/4
                 continue

@@ -4,6 +4,7 @@ asserted here (benchmarks/ report what they measure; a unit test never judges it
 from __future__ import annotations
 
 import math
+import pytest
 
 from benchmarks import throughput
 
@@ -94,6 +95,12 @@ def test_learning_curve_pairs_each_step_with_its_quarter_and_orients_the_differe
     assert all((r["diff"], r["ci_low"], r["ci_high"]) == (1.5, 1.0, 2.0) for r in rows)
     assert played[1][0].endswith("final.npz") and played[2][3] == 3      # river-builder joins
     assert "| 2 | 8,000,000 | 2,000,000 | +1.50 [+1.00, +2.00] | 7 |" in capsys.readouterr().out
+    played.clear()                                  # --at: only the N named
+    assert learning_curve.main(["--run", str(tmp_path / "run"), "--at", "8000000"]) == 0
+    assert [(p[0].endswith("final.npz"), p[1].endswith("step_2000000.npz")) for p in played] == [
+        (True, True)]
+    with pytest.raises(ValueError, match="--at \\[3000000\\]: not a checkpoint's step"):
+        learning_curve.main(["--run", str(tmp_path / "run"), "--at", "3000000"])
 
 
 def test_the_grids_held_out_formats_are_not_trained_on():
