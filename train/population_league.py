@@ -117,8 +117,10 @@ def main(argv=None) -> int:
     a = ap.parse_args(argv)
     if a.one_leg:
         folder, init, opponents, seed = json.loads(a.one_leg)
+        name = Path(folder).name                 # children's lines interleave: each named once
         leg(Path(folder), init, opponents, a.steps, seed, json.loads(a.recipe),
-            log=lambda line: print(f"{Path(folder).name}: {line}", flush=True))
+            log=lambda line: print(line if line.startswith(name) else f"{name}: {line}",
+                                   flush=True))
         return 0
     starts = {}
     for s in a.start:
