@@ -15,9 +15,20 @@ main meets the others as they were one leg ago: the population moves together, l
 
 The legs of one round are independent of each other: `--parallel` runs them side by side as
 child processes (one torch thread each; the weights are those of the one-at-a-time run, the
-lean PPO being deterministic on the CPU), else one after the other. A leg whose final.npz
-exists is skipped, so rerunning continues after a stop; a folder with a config.json but no
-final.npz is a stopped leg: delete it to run it again.
+lean PPO being deterministic on the CPU), else one after the other. When a child fails
+(or on Ctrl-C) the parent stops every other child of the round (SIGTERM, then SIGKILL after
+GRACE seconds, each waited for), removes the folders of the legs that did not finish (those
+holding a checkpoint are kept, as a stopped lean run keeps them) and exits with one line
+naming the failed leg: nothing trains into --out after it returns. A leg
+whose final.npz exists is skipped, so rerunning continues after a stop; a folder with a
+config.json but no final.npz is a stopped leg: delete it to run it again.
+
+Every argument is checked before any leg trains (one line, exit 2): the starts (each read by
+the safe-format loader, every weight finite, and its critic where one lies beside it; an SB3
+zip is refused: `nertz export` converts one), --deals and the seeds against the limits table
+(agents/arena/limits.py), --legs, --steps and the number of mains against the bounds below,
+the first round's training configs, and --out: new, empty, or this population's own folder
+(finished legs are kept and skipped; a stopped leg or a judgement.json is refused).
 
 Judgement (at 2 solo teams, fresh duplicate deals, the deal the unit of each interval): each
 main's last model against its start, the mains' last models against each other and their
@@ -30,13 +41,26 @@ from __future__ import annotations
 import argparse
 import itertools
 import json
+import os
+import shutil
+import signal
 import subprocess
 import sys
 import time
 from pathlib import Path
 
+from agents.arena.limits import MAX_SEED, check_int
 from nertz_env.files import write_json
 from train.exploiter_league import BOTS, RECIPE, agreement, head_to_head, leg
+
+PROG = "python -m train.population_league"
+MAX_MAINS, MAX_LEGS, MAX_STEPS = 8, 100, 1_000_000_000
+GRACE = 10.0                   # seconds a stopped child has to exit before it is killed
+POLL = 0.2                     # seconds between looks at the children
+
+
+class LegFailed(RuntimeError):
+    """A --parallel child exited with an error (its other children are stopped)."""
 
 
 def width(model: str) -> list:
@@ -59,27 +83,109 @@ def plan(out: Path, starts: dict, legs: int, steps: int, seed: int) -> list:
     return rounds
 
 
+def _signal(proc, sig) -> None:
+    try:
+        os.killpg(proc.pid, sig)             # the child leads its own process group
+    except OSError:                          # gone already
+        pass
+
+
+def stop(procs, grace: float = GRACE) -> None:
+    """Every child still running: SIGTERM, SIGKILL after `grace` seconds; each waited for."""
+    for p in procs:
+        if p.poll() is None:
+            _signal(p, signal.SIGTERM)
+    deadline = time.monotonic() + grace
+    for p in procs:
+        try:
+            p.wait(timeout=max(0.0, deadline - time.monotonic()))
+        except subprocess.TimeoutExpired:
+            _signal(p, signal.SIGKILL)
+    for p in procs:
+        p.wait()
+
+
+def _unfinished(folders: dict) -> tuple:
+    """The folders of legs that did not finish and held nothing before: removed, unless they
+    hold a checkpoint (checkpoints/step_N.npz: kept, as lean_ppo keeps a stopped run's); an
+    empty one is left empty. (removed, kept): their names."""
+    gone, kept = [], []
+    for folder, existed in folders.items():
+        if (folder / "final.npz").exists() or not folder.is_dir():
+            continue
+        if any((folder / "checkpoints").glob("step_*.npz")):
+            kept.append(folder.name)
+            continue
+        shutil.rmtree(folder, ignore_errors=True)
+        if existed:
+            folder.mkdir(exist_ok=True)
+        gone.append(folder.name)
+    return gone, kept
+
+
+def run_round(rnd: list, steps: int, recipe: dict, grace: float = GRACE) -> None:
+    """A round's legs side by side, one child process each. When one fails (LegFailed,
+    naming it) or on Ctrl-C (the KeyboardInterrupt goes on) the others are stopped, each
+    waited for, and the unfinished legs' folders removed before this returns."""
+    # the unfinished legs that hold nothing now: all that is in them later is this round's
+    existed = {f: f.exists() for _, f, *_ in rnd if not (f / "final.npz").exists()
+               and (not f.exists() or f.is_dir() and not any(f.iterdir()))}
+    procs, failed, ok = [], None, False
+    try:
+        for _, f, init, opp, s in rnd:
+            procs.append(subprocess.Popen(
+                [sys.executable, "-m", "train.population_league",
+                 "--one-leg", json.dumps([str(f), init, opp, s]), "--steps", str(steps),
+                 "--recipe", json.dumps({**recipe, "torch_threads": 1,
+                                         "net_arch": width(init)})],
+                start_new_session=True))       # Ctrl-C reaches the parent, which stops them
+        while True:
+            codes = [p.poll() for p in procs]
+            failed = next(((f.name, c) for (_, f, *_), c in zip(rnd, codes)
+                           if c not in (None, 0)), None)
+            if failed:
+                break
+            if all(c == 0 for c in codes):
+                ok = True
+                return
+            time.sleep(POLL)
+    finally:
+        if not ok:
+            stop(procs, grace)
+            gone, kept = _unfinished(existed)
+    name, code = failed
+    how = f"was killed by signal {-code}" if code < 0 else f"exited with status {code}"
+    others = [f.name for _, f, *_ in rnd if f.name != name]
+    raise LegFailed(f"leg {name} failed (its run {how}; its lines above); the round's other "
+                    f"legs ({', '.join(others)}) were stopped"
+                    + (f"; removed the unfinished legs' folders {', '.join(gone)}"
+                       if gone else "")
+                    + (f"; kept {', '.join(kept)}, which hold checkpoints (delete them to run "
+                       "those legs again)" if kept else ""))
+
+
 def run_population(out, starts: dict, legs: int, steps: int, seed: int,
                    recipe: dict = RECIPE, parallel: bool = False, log=print) -> dict:
-    """The legs of the module docstring; {name: [start, M_1, .., M_legs]} (final.npz paths)."""
+    """The legs of the module docstring; {name: [start, M_1, .., M_legs]} (final.npz paths).
+    A run that fails or is stopped leaves its finished legs and nothing of the others (an
+    --out it created and left empty is removed)."""
     out = Path(out)
+    created = not out.exists()
     chain = {name: [str(p)] for name, p in starts.items()}
-    for k, rnd in enumerate(plan(out, starts, legs, steps, seed), start=1):
-        if parallel:
-            procs = [subprocess.Popen([sys.executable, "-m", "train.population_league",
-                                       "--one-leg", json.dumps([str(f), init, opp, s]),
-                                       "--steps", str(steps),
-                                       "--recipe", json.dumps({**recipe, "torch_threads": 1,
-                                                               "net_arch": width(init)})])
-                     for _, f, init, opp, s in rnd]
-            if any(p.wait() for p in procs):
-                raise RuntimeError(f"leg {k}: a main's run failed (see its folder's output)")
-        else:
-            for _, f, init, opp, s in rnd:
-                leg(f, init, opp, steps, s, {**recipe, "net_arch": width(init)}, log)
-        for name, f, *_ in rnd:
-            chain[name].append(str(f / "final.npz"))
-        log(f"leg {k} of {legs} done")
+    try:
+        for k, rnd in enumerate(plan(out, starts, legs, steps, seed), start=1):
+            if parallel:
+                run_round(rnd, steps, recipe)
+            else:
+                for _, f, init, opp, s in rnd:
+                    leg(f, init, opp, steps, s, {**recipe, "net_arch": width(init)}, log)
+            for name, f, *_ in rnd:
+                chain[name].append(str(f / "final.npz"))
+            log(f"leg {k} of {legs} done")
+    except BaseException:
+        if created and out.is_dir() and not any(out.iterdir()):
+            out.rmdir()
+        raise
     return chain
 
 
@@ -99,64 +205,192 @@ def judge(chain: dict, deals: int, seed: int) -> list:
     return rows
 
 
-def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m train.population_league", description=__doc__,
-                                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--out", help="the population's folder (one folder per main and leg)")
-    ap.add_argument("--start", action="append", default=[], metavar="NAME=MODEL",
-                    help="a main and the safe-format model it starts from (two or more)")
-    ap.add_argument("--legs", type=int, default=3)
-    ap.add_argument("--steps", type=int, default=2_000_000, help="env steps per main and leg")
-    ap.add_argument("--seed", type=int, default=60)
-    ap.add_argument("--parallel", action="store_true",
-                    help="a round's legs side by side (one torch thread each)")
-    ap.add_argument("--deals", type=int, default=2000, help="deals per judgement match")
-    ap.add_argument("--judge-seed", type=int, default=2061)
-    ap.add_argument("--one-leg", help=argparse.SUPPRESS)      # a --parallel child
-    ap.add_argument("--recipe", help=argparse.SUPPRESS)
-    a = ap.parse_args(argv)
-    if a.one_leg:
-        folder, init, opponents, seed = json.loads(a.one_leg)
-        name = Path(folder).name                 # children's lines interleave: each named once
-        leg(Path(folder), init, opponents, a.steps, seed, json.loads(a.recipe),
-            log=lambda line: print(line if line.startswith(name) else f"{name}: {line}",
-                                   flush=True))
-        return 0
+# ------------------------------------------------------------------ checks before any work
+def _count(option: str, value: int, lo: int, hi: int) -> int:
+    if not lo <= value <= hi:
+        raise ValueError(f"{option}={value} must be an int from {lo} to {hi}")
+    return value
+
+
+def _seed(option: str, value: int, span: int) -> int:
+    check_int("seed", value, option)
+    if value > MAX_SEED - span:
+        raise ValueError(f"{option}={value} must be at most {MAX_SEED - span} (the run uses "
+                         f"seeds up to {option} + {span})")
+    return value
+
+
+def check_model(path: str, where: str, final: bool = False) -> list:
+    """A main's model read by the safe-format loader (every weight finite, sizes this game's,
+    the lean PPO's tanh layers) and its critic where one lies beside it; its hidden widths.
+    ValueError naming `where`."""
+    from agents.learned.sb3_zip import check_sizes
+    from agents.learned.weights import is_weights, load_weights
+    from agents.training.lean_ppo import critic_path
+    if not is_weights(path):
+        raise ValueError(f"{where}: a main starts from a model in the safe format (NAME.npz "
+                         "with NAME.json beside it), not an SB3 zip; `nertz export ZIP OUT` "
+                         "writes one")
+    try:
+        meta, _ = load_weights(path)
+        check_sizes(meta["observation_size"], meta["action_size"], f"model {path!r}")
+        arch = meta["architecture"]
+        if arch["activation"] != "tanh":
+            raise ValueError(f"model {path!r} has {arch['activation']} layers; the lean PPO "
+                             "continues tanh networks only")
+        crit = critic_path(path)
+        if crit.is_file() and crit.with_suffix(".json").is_file():   # what lean_ppo reads
+            cmeta, _ = load_weights(crit)
+            if (cmeta["architecture"]["hidden"] != arch["hidden"]
+                    or cmeta["observation_size"] != meta["observation_size"]
+                    or cmeta["action_size"] != 1):
+                raise ValueError(f"critic {str(crit)!r} does not fit its actor (hidden "
+                                 f"{cmeta['architecture']['hidden']}, {arch['hidden']} "
+                                 "wanted, one output)")
+    except ValueError as err:
+        raise ValueError(f"{where}: {err}") from None
+    return list(arch["hidden"])
+
+
+def check_out(out: Path, rounds: list) -> None:
+    """--out: new, empty, or this population's folder (finished legs, each readable, kept and
+    skipped; a leg after an unfinished one, a stopped leg, a judgement.json or anything else
+    refused)."""
+    if out.exists() and not out.is_dir():
+        raise ValueError(f"--out {str(out)!r} is not a folder")
+    legs = [f for rnd in rounds for _, f, *_ in rnd]
+    if out.is_dir():
+        names = sorted(p.name for p in out.iterdir())
+        if "judgement.json" in names:
+            raise ValueError(f"--out {str(out)!r} holds a judged population (judgement.json): "
+                             "give another folder (or delete judgement.json to judge again)")
+        extra = sorted(set(names) - {f.name for f in legs})
+        if extra:
+            raise ValueError(f"--out {str(out)!r} holds {extra[0]!r}, which is not a leg of "
+                             f"this population ({legs[0].name} .. {legs[-1].name}): give a new "
+                             "or empty folder, or this population's own to continue it")
+    for rnd_k, rnd in enumerate(rounds):
+        for i, (name, f, *_) in enumerate(rnd):
+            if not f.exists():
+                continue
+            if not f.is_dir():
+                raise ValueError(f"--out: {str(f)!r} is not a folder")
+            if (f / "final.npz").exists():
+                if rnd_k and not (rounds[rnd_k - 1][i][1] / "final.npz").exists():
+                    raise ValueError(f"{str(f)!r} is a finished leg after an unfinished one "
+                                     f"({rounds[rnd_k - 1][i][1].name}): delete it")
+                check_model(str(f / "final.npz"), f"finished leg {str(f)!r}")
+            elif any(f.iterdir()):
+                raise ValueError(f"{f} holds a stopped leg (files, no final.npz): delete that "
+                                 "folder to run the leg again")
+
+
+def check_args(a, recipe: dict) -> dict:
+    """Every argument the legs and the judgement need, checked before any leg trains; the
+    starts {name: model}. ValueError naming the first bad one."""
+    from agents.training.lean_ppo import lean_config
     starts = {}
     for s in a.start:
         name, sep, path = s.partition("=")
         if not sep or not name.isidentifier() or name in starts:
-            ap.error(f"--start {s!r}: give NAME=MODEL with a new name (letters, digits, _)")
+            raise ValueError(f"--start {s!r}: give NAME=MODEL with a new name (letters, "
+                             "digits, _)")
         if not Path(path).exists():
-            ap.error(f"--start {s!r}: no such model file {path}")
+            raise ValueError(f"--start {s!r}: no such model file {path}")
         starts[name] = path
     if len(starts) < 2:
-        ap.error("give two or more --start NAME=MODEL (a population of one is a continuation)")
+        raise ValueError("give two or more --start NAME=MODEL (a population of one is a "
+                         "continuation)")
+    if len(starts) > MAX_MAINS:
+        raise ValueError(f"{len(starts)} --start mains: give 2 to {MAX_MAINS}")
     if not a.out:
-        ap.error("--out is required")
-    for name in ("legs", "steps", "deals"):
-        if getattr(a, name) < 1:
-            ap.error(f"--{name} must be >= 1")
-    out, t0 = Path(a.out), time.perf_counter()
-    chain = run_population(out, starts, a.legs, a.steps, a.seed,
-                           {**RECIPE, "torch_threads": 1}, a.parallel)
-    trained = time.perf_counter() - t0
-    print(f"legs trained in {trained:,.0f} s; judging on {a.deals:,} deals per match")
-    rows = judge(chain, a.deals, a.judge_seed)
-    print("| match (2 solo teams) | deals | points per hand, first minus second (95% CI) | "
-          "same move, 2 / 4 teams |")
-    print("|---|---|---|---|")
-    for r in rows:
-        print(f"| {r['match']} | {r['deals']:,} | {r['diff']:+.2f} "
-              f"[{r['ci_low']:+.2f}, {r['ci_high']:+.2f}] | {r['agreement'][2]:.4f} / "
-              f"{r['agreement'][4]:.4f} |")
-    cmd = "python -m train.population_league " + " ".join(
-        argv if argv is not None else sys.argv[1:])
-    write_json(out / "judgement.json", {"command": cmd, "train_seconds": trained,
-                                        "seconds": time.perf_counter() - t0, "chain": chain,
-                                        "rows": rows})
-    print(f"wrote {out / 'judgement.json'}")
+        raise ValueError("--out is required")
+    _count("--legs", a.legs, 1, MAX_LEGS)
+    _count("--steps", a.steps, 1, MAX_STEPS)
+    check_int("deals", a.deals, "--deals")
+    _seed("--seed", a.seed, 10 * len(starts) + a.legs)
+    _seed("--judge-seed", a.judge_seed, 99)
+    widths = {n: check_model(p, f"--start {n}={p}") for n, p in starts.items()}
+    rounds = plan(Path(a.out), starts, a.legs, a.steps, a.seed)
+    check_out(Path(a.out), rounds)
+    for name, f, init, opp, s in rounds[0]:        # later rounds: the same, other models
+        try:
+            lean_config(out=str(f), init=init, opponents=opp, timesteps=a.steps, seed=s,
+                        **{**recipe, "net_arch": widths[name]})
+        except ValueError as err:
+            raise ValueError(f"leg {f.name}: {err}") from None
+    return starts
+
+
+def _line(err) -> str:
+    return " ".join(str(err).split())
+
+
+def _child(a) -> int:
+    """A --parallel child: one leg, its lines named once."""
+    folder, init, opponents, seed = json.loads(a.one_leg)
+    name = Path(folder).name                 # children's lines interleave: each named once
+    leg(Path(folder), init, opponents, a.steps, seed, json.loads(a.recipe),
+        log=lambda line: print(line if line.startswith(name) else f"{name}: {line}",
+                               flush=True))
     return 0
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(prog=PROG, description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--out", help="the population's folder (one folder per main and leg)")
+    ap.add_argument("--start", action="append", default=[], metavar="NAME=MODEL",
+                    help=f"a main and the safe-format model it starts from (2 to {MAX_MAINS})")
+    ap.add_argument("--legs", type=int, default=3, help=f"1 to {MAX_LEGS} (default 3)")
+    ap.add_argument("--steps", type=int, default=2_000_000,
+                    help=f"env steps per main and leg (1 to {MAX_STEPS:,})")
+    ap.add_argument("--seed", type=int, default=60)
+    ap.add_argument("--parallel", action="store_true",
+                    help="a round's legs side by side (one torch thread each)")
+    ap.add_argument("--deals", type=int, default=2000,
+                    help="deals per judgement match (the limits table's range: 2 or more)")
+    ap.add_argument("--judge-seed", type=int, default=2061)
+    ap.add_argument("--one-leg", help=argparse.SUPPRESS)      # a --parallel child
+    ap.add_argument("--recipe", help=argparse.SUPPRESS)
+    a = ap.parse_args(argv)
+    recipe = {**RECIPE, "torch_threads": 1}
+    try:
+        if a.one_leg:
+            return _child(a)
+        starts = check_args(a, recipe)
+        out, t0 = Path(a.out), time.perf_counter()
+        chain = run_population(out, starts, a.legs, a.steps, a.seed, recipe, a.parallel)
+        trained = time.perf_counter() - t0
+        print(f"legs trained in {trained:,.0f} s; judging on {a.deals:,} deals per match")
+        rows = judge(chain, a.deals, a.judge_seed)
+        print("| match (2 solo teams) | deals | points per hand, first minus second (95% CI) | "
+              "same move, 2 / 4 teams |")
+        print("|---|---|---|---|")
+        for r in rows:
+            print(f"| {r['match']} | {r['deals']:,} | {r['diff']:+.2f} "
+                  f"[{r['ci_low']:+.2f}, {r['ci_high']:+.2f}] | {r['agreement'][2]:.4f} / "
+                  f"{r['agreement'][4]:.4f} |")
+        cmd = f"{PROG} " + " ".join(argv if argv is not None else sys.argv[1:])
+        write_json(out / "judgement.json", {"command": cmd, "train_seconds": trained,
+                                            "seconds": time.perf_counter() - t0,
+                                            "chain": chain, "rows": rows})
+        print(f"wrote {out / 'judgement.json'}")
+        return 0
+    except ValueError as err:
+        print(f"{PROG}: error: {_line(err)}", file=sys.stderr)
+        return 2
+    except LegFailed as err:
+        print(f"{PROG}: error: {_line(err)}", file=sys.stderr)
+        return 1
+    except OSError as err:
+        where = err.filename if err.filename is not None else "a file"
+        print(f"{PROG}: error: {where}: {_line(err.strerror or err)}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print(f"{PROG}: interrupted (any child stopped; finished legs are kept and skipped "
+              "when the command runs again)", file=sys.stderr)
+        return 130
 
 
 if __name__ == "__main__":

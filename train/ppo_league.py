@@ -33,6 +33,7 @@ import sys
 import time
 from pathlib import Path
 
+from agents.arena.limits import check_int
 from agents.cli import train as train_cli
 from agents.training.checkpoints import run_info, save_checkpoint
 from agents.training.config import TrainConfig
@@ -53,6 +54,10 @@ def parse_args(argv=None) -> tuple[TrainConfig, int]:
     args = p.parse_args(["train"] + list(sys.argv[1:] if argv is None else argv))
     if getattr(args, "resume", None):
         raise SystemExit("this recipe starts afresh; resume with `nertz train --resume PATH`")
+    try:                      # checked before training, not at the final match hours later
+        check_int("deals", args.final_deals, "--final-deals")
+    except ValueError as err:
+        tp.error(str(err))
     return train_cli.config_from_args(args), args.final_deals
 
 
