@@ -39,18 +39,32 @@ POLICY_MODULES = {
 TRUST_HINT = ("loading it runs code stored in the file: add ,trust=yes only if you trust "
               "whoever made it (docs/models.md), or ask them for the safe .npz/.json format")
 _VAL = re.compile(r"val=([-+0-9.eE]+)")
+_ANSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b[@-_]")
+
+
+def error_text(exc, limit: int = 300) -> str:
+    """A loader's exception as one plain line: terminal escape codes (torch's bold) removed,
+    whitespace runs joined, at most `limit` characters."""
+    return " ".join(_ANSI.sub("", str(exc)).split())[:limit]
 
 
 def sb3_path(path) -> Path:
     """The zip of `path` (SB3 also tries PATH.zip); ValueError when neither is a file."""
     p = Path(path)
-    if p.is_file():
-        return p
-    if Path(f"{p}.zip").is_file():
-        return Path(f"{p}.zip")
-    raise ValueError(f"ppo model {str(path)!r} does not exist (nor {str(path) + '.zip'!r}); "
-                     "give the path of a model saved with model.save() or of a .npz/.json "
-                     "model (nertz export)")
+    tries = (p,) if p.suffix == ".zip" else (p, Path(f"{p}.zip"))
+    for q in tries:
+        if q.is_file():
+            return q
+    for q in tries:
+        if q.is_dir():
+            raise ValueError(f"ppo model {str(q)!r} is a directory, not a model file; give the "
+                             "path of a model saved with model.save() or of a .npz/.json model")
+        if q.exists():
+            raise ValueError(f"ppo model {str(q)!r} is not a regular file (a FIFO, socket or "
+                             "device); give the path of a model file")
+    nor = "" if len(tries) == 1 else f" (nor {str(tries[1])!r})"
+    raise ValueError(f"ppo model {str(path)!r} does not exist{nor}; give the path of a model "
+                     "saved with model.save() or of a .npz/.json model (nertz export)")
 
 
 def read_data(path) -> dict:
@@ -64,13 +78,20 @@ def read_data(path) -> dict:
                     raise ValueError(f"{what}: member {info.filename!r} would inflate to "
                                      f"{info.file_size:,} bytes; refused")
             raw = zip_member_capped(zf, "data", MAX_DATA, what)
-    except (zipfile.BadZipFile, OSError) as exc:
+    except OSError as exc:
+        raise ValueError(f"{what} could not be read ({_why(exc)})") from None
+    except zipfile.BadZipFile as exc:
         raise ValueError(f"{what} is not an SB3 model zip ({type(exc).__name__}: "
-                         f"{' '.join(str(exc).split())})") from None
+                         f"{_why(exc)})") from None
     data = json_loads_bounded(raw, f"{what}: its data entry")
     if not isinstance(data, dict):
         raise ValueError(f"{what}: its data entry is not a JSON object")
     return data
+
+
+def _why(exc) -> str:
+    """An OSError's reason without its file name (the message names the file once)."""
+    return exc.strerror if isinstance(exc, OSError) and exc.strerror else error_text(exc)
 
 
 def _serialized(v) -> bool:
@@ -164,7 +185,7 @@ def load_sb3(path, device: str = "cpu", env=None, trust: bool = False, **kwargs)
         return algo_cls.load(str(p), env=env, device=device, custom_objects=custom, **kwargs)
     except Exception as exc:  # any loader failure is the file's: one line naming it
         raise ValueError(f"{what} could not be loaded as {algo_cls.__name__} "
-                         f"({type(exc).__name__}: {' '.join(str(exc).split())[:300]})") from exc
+                         f"({type(exc).__name__}: {error_text(exc)})") from exc
 
 
 def _trusted_load(p, what, device, env, **kwargs):
@@ -175,7 +196,7 @@ def _trusted_load(p, what, device, env, **kwargs):
         try:
             return cls.load(str(p), env=env, device=device, **kwargs)
         except Exception as exc:  # reported together with the other loader's error
-            errors.append(f"as {algo}: {type(exc).__name__}: {' '.join(str(exc).split())[:200]}")
+            errors.append(f"as {algo}: {type(exc).__name__}: {error_text(exc, 200)}")
     raise ValueError(f"{what} could not be loaded ({'; '.join(errors)})")
 
 

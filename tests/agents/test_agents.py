@@ -232,7 +232,7 @@ def test_ppo_load_errors_keep_the_real_reasons(tmp_path):
         assert text.startswith(f"agent 'ppo:{path}'") and words in text, text
         assert "\n" not in text
     (tmp_path / "dir.zip").mkdir()
-    with pytest.raises(ValueError, match="does not exist"):
+    with pytest.raises(ValueError, match="is a directory"):
         make_agent(f"ppo:{tmp_path / 'dir.zip'}")
     with pytest.raises(ValueError, match="after a comma"):       # m.zip exists, the path does not
         make_agent(f"ppo:{bad}:deterministic=true")
