@@ -147,8 +147,11 @@ def _constrained_legal(g: _Nodes, bits: int, n_actions: int) -> str:
             "Equal", r["rank"], g("Add", n["rank"], f1)), to=g.onnx.TensorProto.FLOAT),
             g("Abs", g("Sub", r["red"], n["red"]))))
         k_whole = g.const(whole)
-        inner = g("Add", g("Mul", k_whole, g("Sub", f1, g("Mul", r["valid"], g("Sub", f1, builds)))),
-                  g("Mul", g("Sub", f1, k_whole), g("Sub", f1, builds)))
+        no_build = g("Sub", f1, builds)
+        # the whole column: forbidden onto an empty column or one the Nertz top builds on;
+        # a part: forbidden unless the Nertz top builds on the card it uncovers
+        inner = g("Add", g("Mul", k_whole, g("Sub", f1, g("Mul", r["valid"], no_build))),
+                  g("Mul", g("Sub", f1, k_whole), no_build))
         forbid = g("Sub", f1, g("Mul", n["valid"], g("Sub", f1, inner)))       # [N, K]
         where = np.full(n_actions, len(ids), np.int64)
         where[ids] = np.arange(len(ids))
