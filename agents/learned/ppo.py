@@ -15,6 +15,8 @@ whose illegal_move rule decides (R31, docs/rules.md).
 """
 from __future__ import annotations
 
+import os
+
 import numpy as np
 
 from nertz_env.envs.opponents import FrozenPolicy
@@ -22,7 +24,7 @@ from nertz_env.envs.opponents import FrozenPolicy
 from ..base import Agent, check_batch
 from ..constraints import check_constraint, constrain
 from .sb3_zip import check_sizes, load_sb3
-from .weights import NumpyPolicy, is_weights
+from .weights import NumpyPolicy, is_weights, weight_files
 
 
 def load_model(path, device: str = "cpu", trust: bool = False):
@@ -31,10 +33,20 @@ def load_model(path, device: str = "cpu", trust: bool = False):
     return load_sb3(path, device=device, trust=trust)
 
 
-def load_weights_policy(path, deterministic: bool = True, seed=None) -> NumpyPolicy:
-    """A model in the safe format (NAME.npz + NAME.json), sizes checked against this game."""
+def load_weights_policy(path, deterministic: bool = True, seed=None,
+                        cache: dict | None = None) -> NumpyPolicy:
+    """A model in the safe format (NAME.npz + NAME.json), sizes checked against this game.
+    cache: {the .npz's real path: policy}, shared by one agent's calls: a file it names
+    twice (family members of one model) is read once and its arrays are shared."""
+    key = os.path.realpath(weight_files(path)[0])
+    if cache is not None and key in cache:
+        first = cache[key]
+        same = deterministic and first.deterministic
+        return first if same else first.twin(deterministic, seed)
     policy = NumpyPolicy.load(path, deterministic=deterministic, seed=seed, name=str(path))
     check_sizes(policy.obs_size, policy.n_actions, f"model {str(path)!r}")
+    if cache is not None:
+        cache[key] = policy
     return policy
 
 

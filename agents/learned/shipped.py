@@ -86,11 +86,12 @@ class LearnedAgent(Agent):
         elif teams is None and generalist is not None:
             models = {GENERALIST: generalist}
             self.by_hand = GENERALIST
+        loaded = {}                     # a file named twice is read once, its arrays shared
         for t, path in sorted(models.items()):
             if teams is not None and t != teams:
                 continue
             s = None if ss is None else ss.spawn(1)[0]
-            self.policies[t] = load_weights_policy(path, deterministic, s)
+            self.policies[t] = load_weights_policy(path, deterministic, s, cache=loaded)
             self.constraints[t] = check_constraint(self.policies[t].meta.get("constraint"))
             if self.family is None:     # a family picks by rules (member_for), not by table
                 table = self.policies[t].meta.get("table") or {"teams": t, "team_size": 1}

@@ -31,22 +31,35 @@ TIE_GAP are played by predict's own ops above. Same moves, a fraction of the ari
 """
 from __future__ import annotations
 
+import copy
 import io
 import json
+import math
+import os
+import stat
+import struct
 import zipfile
+import zlib
 from pathlib import Path
 
 import numpy as np
 
-from nertz_env.files import json_loads_bounded, read_capped, write_bytes, write_json, zip_member_capped
+from nertz_env.files import read_capped, write_bytes, write_json
+from nertz_env.files.bounded import json_loads_strict
 
 FORMAT, VERSION = "nertz-policy", 1
 ACTIVATIONS = {"tanh": np.tanh, "relu": lambda x: np.maximum(x, np.float32(0))}
 ACTION_NETS = ("masked", "unmasked")
 MAX_JSON = 1 << 20
-MAX_NPZ = 256 << 20
 MAX_LAYERS, MAX_WIDTH = 8, 4096
+MAX_HIDDEN_LAYERS = MAX_LAYERS
+MAX_PARAMS = 16 << 20                  # float32 weights and biases in all (64 MiB): ~50 times
+#                                        the largest shipped net (256x256: 350k); 8 layers of
+#                                        4096 (122M, 490 MiB) are refused before any is read
 _NPY_HEADER = 4096                     # a .npy header is a few hundred bytes at most
+MAX_NPZ = MAX_PARAMS * 4 + (1 << 20)   # the .npz file: every array stored, with its headers
+_CHUNK = 1 << 20
+_MAX_MEMBERS = 64                      # zip entries looked at (a net has 2 * layers + 2)
 _KEYS = {"format", "version", "architecture", "observation_size", "action_size", "arrays",
          "table", "rules", "provenance", "constraint"}
 _ARCH_KEYS = {"type", "hidden", "activation", "action_net"}
@@ -88,7 +101,43 @@ def _int(v, lo, hi) -> bool:
 
 
 def _plain(x) -> bool:
-    return x is None or isinstance(x, (str, int, float, bool))
+    return x is None or isinstance(x, (str, int, bool)) or isinstance(x, float) and \
+        math.isfinite(x)
+
+
+def n_params(hidden, observation_size: int, action_size: int) -> int:
+    """Weights and biases of an MLP observation -> hidden... -> actions."""
+    widths = [observation_size, *hidden, action_size]
+    return sum((a + 1) * b for a, b in zip(widths, widths[1:]))
+
+
+def _widths_ok(hidden) -> bool:
+    return isinstance(hidden, (list, tuple)) and 1 <= len(hidden) <= MAX_LAYERS \
+        and all(_int(h, 1, MAX_WIDTH) for h in hidden)
+
+
+def _net_problem(hidden, observation_size, action_size):
+    """What the safe format cannot hold about these hidden layers, or None."""
+    if not _widths_ok(hidden):
+        return f"1 to {MAX_LAYERS} layer widths, each an integer 1..{MAX_WIDTH}"
+    n = n_params(hidden, observation_size, action_size)
+    if n > MAX_PARAMS:
+        return (f"a network of at most {MAX_PARAMS:,} parameters (these layers, with "
+                f"{observation_size} observation values and {action_size} actions, have {n:,})")
+    return None
+
+
+def check_net_shape(hidden, observation_size=None, action_size=None) -> None:
+    """ValueError (one line) unless the safe format holds a net of these hidden layer widths
+    (1..MAX_HIDDEN_LAYERS layers of 1..MAX_WIDTH, MAX_PARAMS in all with this game's
+    observation and action sizes): for whatever saves a model in it, before it trains one."""
+    if observation_size is None or action_size is None:
+        from nertz_env.actions import N_ACTIONS
+        from nertz_env.core.observe import OBS_DIM
+        observation_size, action_size = OBS_DIM, N_ACTIONS
+    problem = _net_problem(hidden, observation_size, action_size)
+    if problem:
+        raise ValueError(f"the safe model format holds {problem}")
 
 
 def check_meta(meta, what: str) -> dict:
@@ -104,26 +153,32 @@ def check_meta(meta, what: str) -> dict:
     missing = sorted(_KEYS - set(meta) - {"table", "rules", "provenance", "constraint"})
     if missing:
         bad(f"key {missing[0]!r}", "present")
-    if meta["format"] != FORMAT or meta["version"] != VERSION:
-        bad("format/version", f"{FORMAT!r} version {VERSION} (got {meta['format']!r} "
-                              f"version {meta['version']!r})")
+    if meta["format"] != FORMAT or type(meta["version"]) is not int \
+            or meta["version"] != VERSION:
+        bad("format/version", f"{FORMAT!r} version {VERSION} (got "
+                              f"{json.dumps(meta['format'])[:40]} version "
+                              f"{json.dumps(meta['version'])[:40]})")
     arch = meta["architecture"]
     if not isinstance(arch, dict) or set(arch) != _ARCH_KEYS:
         bad("architecture", f"an object with exactly {', '.join(sorted(_ARCH_KEYS))}")
     if arch["type"] != "mlp":
         bad("architecture.type", "'mlp'")
-    if not (isinstance(arch["hidden"], list) and 1 <= len(arch["hidden"]) <= MAX_LAYERS
-            and all(_int(h, 1, MAX_WIDTH) for h in arch["hidden"])):
+    if not (isinstance(arch["hidden"], list) and _widths_ok(arch["hidden"])):
         bad("architecture.hidden", f"1 to {MAX_LAYERS} layer widths, each 1..{MAX_WIDTH}")
-    if arch["activation"] not in ACTIVATIONS:
+    if not (isinstance(arch["activation"], str) and arch["activation"] in ACTIVATIONS):
         bad("architecture.activation", f"one of {', '.join(ACTIVATIONS)}")
-    if arch["action_net"] not in ACTION_NETS:
+    if not (isinstance(arch["action_net"], str) and arch["action_net"] in ACTION_NETS):
         bad("architecture.action_net", f"one of {', '.join(ACTION_NETS)}")
     for key in ("observation_size", "action_size"):
         if not _int(meta[key], 1, 1 << 20):
             bad(key, "a positive integer")
+    problem = _net_problem(arch["hidden"], meta["observation_size"], meta["action_size"])
+    if problem:                       # the declared sizes bound what is read: checked first
+        bad("architecture", problem)
     want = {k: list(v) for k, v in array_shapes(meta).items()}
-    if meta["arrays"] != want:
+    arrays = meta["arrays"]
+    if not (isinstance(arrays, dict) and arrays == want and all(
+            type(d) is int for v in arrays.values() for d in v)):
         bad("arrays", f"the shapes the architecture implies, {json.dumps(want)}")
     table = meta.get("table")
     if table is not None and not (isinstance(table, dict) and set(table) == _TABLE_KEYS
@@ -147,44 +202,139 @@ def check_meta(meta, what: str) -> dict:
     return meta
 
 
+def file_problem(path):
+    """Why `path` cannot be read as a model file ("not found", "is a directory", "is not a
+    regular file"), or None. Only stat()s it: a FIFO is never opened, so nothing hangs."""
+    try:
+        mode = os.stat(path).st_mode
+    except FileNotFoundError:
+        return "not found"
+    except OSError as err:
+        return f"cannot be read ({err.strerror or err})"
+    if stat.S_ISDIR(mode):
+        return "is a directory, not a file"
+    if not stat.S_ISREG(mode):
+        return "is not a regular file (a FIFO, socket or device is never opened)"
+    return None
+
+
+def _open_regular(path, what: str):
+    """An open binary file of `path`, a regular file (opened without blocking, so a FIFO
+    swapped in after file_problem still cannot hang the reader)."""
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
+    fh = os.fdopen(fd, "rb")
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        fh.close()
+        raise ValueError(f"{what} {str(path)!r} is not a regular file")
+    return fh
+
+
+def _zip_directory(fh, size: int):
+    """(entries, central directory bytes) of the zip's end record, or None: read before the
+    zip is opened, so a directory of a million entries is refused, not parsed."""
+    n = min(size, 22 + 0xFFFF)
+    fh.seek(size - n)
+    tail = fh.read(n)
+    i = tail.rfind(b"PK\x05\x06")
+    if i < 0 or len(tail) - i < 22:
+        return None
+    return struct.unpack("<4s4H2LH", tail[i:i + 22])[4:6]
+
+
+def _read_array(zf, name: str, shape: tuple, what: str, declared: str) -> np.ndarray:
+    """Member NAME.npy as float32 of `shape`: its header (dtype, shape) checked before any of
+    its data is read, then exactly that many bytes read into one array, and nothing after."""
+    info = zf.getinfo(f"{name}.npy")
+    cap = math.prod(shape) * 4 + _NPY_HEADER
+    if info.file_size > cap:
+        raise ValueError(f"{what} {name + '.npy'!r} would inflate to {info.file_size:,} bytes, "
+                         f"over the {cap:,} its declared shape {shape} takes; it is refused")
+    fmt = np.lib.format
+    try:
+        with zf.open(info) as fh:
+            version = fmt.read_magic(fh)
+            if version not in ((1, 0), (2, 0)):
+                raise ValueError(f"npy format version {version}")
+            read_header = fmt.read_array_header_1_0 if version == (1, 0) \
+                else fmt.read_array_header_2_0
+            got, fortran, dtype = read_header(fh, max_header_size=_NPY_HEADER)
+            if dtype.hasobject:
+                raise ValueError("it holds Python objects, which are never unpickled")
+            if dtype != np.dtype("<f4") or tuple(got) != shape:
+                raise _Mismatch(f"{what}: {name} is {dtype} {tuple(got)}; {declared} "
+                                f"declares float32 {shape}")
+            flat = np.empty(math.prod(shape), np.dtype("<f4"))
+            view = memoryview(flat).cast("B")
+            done = 0
+            while done < len(view):
+                chunk = fh.read(min(_CHUNK, len(view) - done))
+                if not chunk:
+                    raise ValueError(f"its data ends after {done:,} of {len(view):,} bytes")
+                view[done:done + len(chunk)] = chunk
+                done += len(chunk)
+            if fh.read(1):
+                raise ValueError("it holds bytes past the data its shape takes")
+    except _Mismatch as err:
+        raise ValueError(str(err)) from None
+    except (zipfile.BadZipFile, zlib.error, EOFError, OSError) as exc:
+        raise ValueError(f"{what} {name + '.npy'!r} is damaged "
+                         f"({' '.join(str(exc).split())})") from None
+    except ValueError as exc:
+        raise ValueError(f"{what}: {name} is not a plain array "
+                         f"({' '.join(str(exc).split())})") from None
+    return flat.reshape(shape[::-1]).T.copy() if fortran else flat.reshape(shape)
+
+
+class _Mismatch(Exception):
+    """A member whose header says another dtype or shape (its own message)."""
+
+
 def load_weights(path) -> tuple:
     """(meta, {name: float32 array}) of a model in the safe format, read under caps; any
-    fault (missing, too large, not the format, an array of another dtype or shape, an extra
-    or missing array, a non-finite weight) is a ValueError naming the file."""
+    fault (missing, a directory or FIFO, too large, not the format, a key twice, an array of
+    another dtype or shape, an extra or missing array, a non-finite weight) is a ValueError
+    naming the file. What the JSON declares bounds everything read after it: at most
+    MAX_PARAMS parameters, each array's header checked against its declared shape before
+    any of its data is inflated."""
     npz, js = weight_files(path)
     for f in (npz, js):
-        if not f.is_file():
-            raise ValueError(f"model {str(path)!r}: {f} not found (the safe format is NAME.npz "
+        problem = file_problem(f)
+        if problem:
+            raise ValueError(f"model {str(path)!r}: {f} {problem} (the safe format is NAME.npz "
                              "with NAME.json beside it; nertz export writes both)")
-    meta = check_meta(json_loads_bounded(read_capped(js, MAX_JSON, "model description"),
-                                         f"model description {str(js)!r}"), f"model {str(js)!r}")
+    meta = check_meta(json_loads_strict(read_capped(js, MAX_JSON, "model description"),
+                                        f"model description {str(js)!r}"), f"model {str(js)!r}")
     shapes = array_shapes(meta)
-    raw = read_capped(npz, MAX_NPZ, "model weights")
-    try:
-        zf = zipfile.ZipFile(io.BytesIO(raw))
-    except zipfile.BadZipFile:
-        raise ValueError(f"model weights {str(npz)!r} are not an .npz archive") from None
-    members = set(zf.namelist())
-    if members != {f"{n}.npy" for n in shapes}:
-        extra = sorted(members - {f"{n}.npy" for n in shapes})
-        raise ValueError(f"model weights {str(npz)!r} hold arrays {sorted(members)}; "
-                         f"{js.name} declares {sorted(f'{n}.npy' for n in shapes)}"
-                         + (f" ({extra[0]} is not one of them)" if extra else ""))
-    arrays = {}
-    for name, shape in shapes.items():
-        cap = int(np.prod(shape)) * 4 + _NPY_HEADER
-        data = zip_member_capped(zf, f"{name}.npy", cap, f"model weights {str(npz)!r}")
+    what = f"model weights {str(npz)!r}"
+    with _open_regular(npz, "model weights") as fh:
+        size = os.fstat(fh.fileno()).st_size
+        if size > MAX_NPZ:
+            raise ValueError(f"{what} is larger than {MAX_NPZ / 2**20:g} MiB, the most this "
+                             "reader holds; it is refused unread")
+        directory = _zip_directory(fh, size)
+        if directory is not None and (directory[0] > _MAX_MEMBERS
+                                      or directory[1] > 1024 * _MAX_MEMBERS):
+            raise ValueError(f"{what} hold {directory[0]:,} entries in a {directory[1]:,}-byte "
+                             f"directory; {js.name} declares {len(shapes)} arrays")
         try:
-            a = np.lib.format.read_array(io.BytesIO(data), allow_pickle=False)
-        except ValueError as exc:
-            raise ValueError(f"model weights {str(npz)!r}: {name} is not a plain array "
-                             f"({' '.join(str(exc).split())})") from None
-        if a.dtype != np.dtype("<f4") or a.shape != shape:
-            raise ValueError(f"model weights {str(npz)!r}: {name} is {a.dtype} {a.shape}; "
-                             f"{js.name} declares float32 {shape}")
-        if not np.isfinite(a).all():
-            raise ValueError(f"model weights {str(npz)!r}: {name} holds NaN or infinite values")
-        arrays[name] = a
+            zf = zipfile.ZipFile(fh) if directory is not None else None
+        except (zipfile.BadZipFile, OSError, ValueError, EOFError):
+            zf = None
+        if zf is None:
+            raise ValueError(f"model weights {str(npz)!r} are not an .npz archive")
+        with zf:
+            members = set(zf.namelist())
+            if members != {f"{n}.npy" for n in shapes}:
+                extra = sorted(members - {f"{n}.npy" for n in shapes})
+                raise ValueError(f"{what} hold arrays {sorted(members)}; "
+                                 f"{js.name} declares {sorted(f'{n}.npy' for n in shapes)}"
+                                 + (f" ({extra[0]} is not one of them)" if extra else ""))
+            arrays = {}
+            for name, shape in shapes.items():
+                a = _read_array(zf, name, shape, what, js.name)
+                if not np.isfinite(a).all():
+                    raise ValueError(f"{what}: {name} holds NaN or infinite values")
+                arrays[name] = a
     return meta, arrays
 
 
@@ -234,6 +384,14 @@ class NumpyPolicy:
     def load(cls, path, **kw) -> "NumpyPolicy":
         meta, arrays = load_weights(path)
         return cls(meta, arrays, **kw)
+
+    def twin(self, deterministic: bool = True, seed=None) -> "NumpyPolicy":
+        """This network with its own generator (and determinism): its arrays are shared, not
+        copied or read again (a family whose members name one model holds it once)."""
+        other = copy.copy(self)
+        other.deterministic = bool(deterministic)
+        other._rng = np.random.default_rng(seed)
+        return other
 
     def logits(self, observations) -> np.ndarray:
         """The action net's float32 logits [n, action_size]."""

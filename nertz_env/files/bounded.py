@@ -103,3 +103,45 @@ def json_loads_bounded(raw, what: str = "JSON", max_depth: int = MAX_JSON_DEPTH)
         return json.loads(raw, parse_constant=no_constant)
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise ValueError(f"{what} is not valid JSON ({exc})") from None
+
+
+def json_loads_strict(raw, what: str = "JSON", max_depth: int = MAX_JSON_DEPTH):
+    """`raw` parsed as json_loads_bounded parses it, and more strictly: an object with a key
+    twice (json.loads keeps the last one in silence), a number too large for a float (1e400
+    reads as infinity) and an integer of over 30 digits are refused, a one-line ValueError
+    naming `what` and the key or number. For files whose every field is checked (models,
+    families)."""
+    if isinstance(raw, str):
+        raw = raw.encode("utf-8")
+    depth = json_depth(raw)
+    if depth > max_depth:
+        raise ValueError(f"{what} is nested {depth} levels deep; at most {max_depth} are read")
+
+    def no_constant(name):
+        raise ValueError(f"{what} holds {name}, which is not JSON")
+
+    def finite(text):
+        x = float(text)
+        if not np.isfinite(x):
+            raise ValueError(f"{what} holds the number {text[:40]}, too large for a float")
+        return x
+
+    def whole(text):
+        if len(text.lstrip("-")) > 30:
+            raise ValueError(f"{what} holds an integer of {len(text)} digits; at most 30 are read")
+        return int(text)
+
+    def unique(pairs):
+        seen = set()
+        for k, _ in pairs:
+            if k in seen:
+                raise ValueError(f"{what} holds the key {k[:80]!r} twice in one object (JSON "
+                                 "keys must be unique: which one counts would be a guess)")
+            seen.add(k)
+        return dict(pairs)
+
+    try:
+        return json.loads(raw, parse_constant=no_constant, parse_float=finite,
+                          parse_int=whole, object_pairs_hook=unique)
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise ValueError(f"{what} is not valid JSON ({exc})") from None
