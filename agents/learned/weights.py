@@ -1,8 +1,9 @@
 """The safe model format: plain float32 arrays in NAME.npz beside a small NAME.json that says
 what they are. Reading one runs no code (no pickle, no torch, no SB3): the JSON is parsed
-under a size and nesting cap with every key checked, the arrays are read with
-allow_pickle=False and must have exactly the dtype and shape the JSON declares. Playing one
-needs numpy only (docs/models.md).
+strictly under a size and nesting cap with every key and type checked, and what it declares
+bounds what is read (MAX_PARAMS); each array's .npy header (numpy's literal parser) must
+declare float32 of the declared shape before its data is read, so nothing is unpickled or
+inflated past the declaration. Playing one needs numpy only (docs/models.md).
 
     {"format": "nertz-policy", "version": 1,
      "architecture": {"type": "mlp", "hidden": [128, 128], "activation": "tanh",
