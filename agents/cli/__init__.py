@@ -69,8 +69,9 @@ def main(argv=None) -> int:
     except OSError as err:             # the file system's refusal, naming the path
         print(f"nertz: error: {one_line(os_error_line(err))}", file=sys.stderr)
         return 1
-    except KeyboardInterrupt:
-        print("nertz: interrupted (no half-written --out folder is kept)", file=sys.stderr)
+    except KeyboardInterrupt as err:   # a command may say what it kept (its out_note)
+        note = getattr(err, "out_note", None) or "no half-written --out folder is kept"
+        print(f"nertz: interrupted ({note})", file=sys.stderr)
         return 130
 
 

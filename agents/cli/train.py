@@ -9,6 +9,7 @@ import dataclasses
 from nertz_env.config import RulesConfig
 
 from ..training.checkpoints import resume_config
+from ..training.folder import plain
 from ..training.config import (
     BY_LEARNER,
     DEVICES,
@@ -40,20 +41,25 @@ a progress bar over the PPO steps (whole rollouts of n_steps x num_envs; rate an
 the whole run, evaluations included) with the checkpoint and evaluation lines above it,
 and at the end what the run folder holds.
 
-With --resume the checkpoint's config is used and only the options given change it
-(--out may name the same folder). The options are TrainConfig's fields
+--out must name a new or empty folder (a folder holding another run is refused, with
+--resume too). With --resume the checkpoint's config is used and only the options given
+change it; without --out it continues in the checkpoint's own run folder (RUN of
+RUN/checkpoints/step_N.zip). A run stopped (Ctrl-C, an error) before its first checkpoint
+removes its folder, so the same command can run again; one stopped later keeps it and prints
+the command that continues it. The options are TrainConfig's fields
 (agents/training/config.py); the run is agents/training/run.py."""
 # a 2M-step run checkpoints at the first rollout boundary past each 250,000 steps: 507,904
 EPILOG = """\
 examples:
   nertz train --out runs/t2 --timesteps 2000000 --teams 2
-  nertz train --out runs/t2 --resume runs/t2/checkpoints/step_507904.zip --timesteps 4000000
+  nertz train --resume runs/t2/checkpoints/step_507904.zip --timesteps 4000000
   tensorboard --logdir runs/t2/tb
   nertz tournament --agents ppo:runs/t2/final.zip,heuristic:style=river-builder --teams 2
-  nertz train --learner lean --bc-rows 0 --formats rulebook --init MODEL.zip --out runs/g1
+  nertz train --learner lean --formats rulebook --init MODEL.zip --out runs/g1
 
 checkpoints are named by the step they were taken at (the first rollout boundary past
-every --checkpoint-every steps): list runs/t2/checkpoints/ to find them."""
+every --checkpoint-every steps): list runs/t2/checkpoints/ to find them. --timesteps is the
+total to reach, the checkpoint's steps included."""
 
 
 def _flag(name: str) -> str:
@@ -144,15 +150,24 @@ def changed_line(cfg: TrainConfig) -> str:
 
 
 def cmd_train(args) -> int:
-    """`nertz train`: print the options changed from their defaults, run it."""
-    cfg = config_from_args(args)
-    print(changed_line(cfg), flush=True)
-    say = lambda s: print(s, flush=True)  # noqa: E731
-    if cfg.learner == "lean":
-        from ..training.lean_ppo import train_run
-        train_run(cfg, log=say)
-    else:
-        train(cfg, log=say)
+    """`nertz train`: print the options changed from their defaults, run it. An error's text
+    reaches the error line without terminal escape codes (torch colours some of its own)."""
+    try:
+        cfg = config_from_args(args)
+        print(changed_line(cfg), flush=True)
+        say = lambda s: print(s, flush=True)  # noqa: E731
+        if cfg.learner == "lean":
+            from ..training.lean_ppo import train_run
+            train_run(cfg, log=say)
+        else:
+            train(cfg, log=say)
+    except ValueError as err:
+        raise ValueError(plain(err)) from None
+    except OSError as err:
+        if err.strerror is None:
+            raise
+        raise OSError(err.errno, plain(err.strerror), err.filename, None,
+                      err.filename2) from None
     return 0
 
 

@@ -25,16 +25,19 @@ Imports config.py and league.py; torch and sb3-contrib only inside functions.
 from __future__ import annotations
 
 import dataclasses
+import json
 import os
+import shutil
 from pathlib import Path
 
 import numpy as np
 
 from nertz_env.config import RulesConfig
-from nertz_env.files import atomic_path, json_loads_bounded, read_capped, write_json
+from nertz_env.files import atomic_path, json_loads_bounded, read_capped
 from nertz_env.optional import require
 
 from .config import FIXED_ON_RESUME, TOURNAMENT_RULES, TrainConfig
+from .folder import checkpoint_files, checkpoint_run, naming, plain, write_json
 from .league import SNAPSHOT, league_of, make_env
 
 
@@ -49,8 +52,8 @@ def save_snapshot(model, cfg: TrainConfig, run: Path) -> Path:
 
 
 def _save_zip(model, path: Path) -> None:
-    """model.save to path, whole or not at all."""
-    with atomic_path(path) as tmp:
+    """model.save to path, whole or not at all (an OSError names path, not its .part)."""
+    with naming(path), atomic_path(path) as tmp:
         model.save(tmp)
 
 
@@ -100,51 +103,148 @@ def export_for_play(src, dst) -> Path:
     return Path(dst)
 
 
-def checkpoint_files(path) -> tuple:
-    """(zip, json, rng) paths of a checkpoint given as its zip (with or without .zip); rng is
-    step_N.rng.json, or an older checkpoint's step_N.rng.pt where only that exists."""
-    p = Path(path)
-    if p.suffix != ".zip":
-        p = p.with_name(p.name + ".zip")
-    stem = p.with_suffix("")
-    rng, legacy = Path(f"{stem}.rng.json"), Path(f"{stem}.rng.pt")
-    return p, Path(f"{stem}.json"), legacy if legacy.is_file() and not rng.is_file() else rng
-
-
 MAX_INFO = 16 << 20
+RNG_KEY = 624                       # numpy's MT19937 state words
+
+
+def strict_json(raw: bytes, what: str):
+    """raw parsed as strict JSON under the depth cap (json_loads_bounded), an object holding
+    one key twice refused too: ValueError naming `what`."""
+    json_loads_bounded(raw, what)           # depth, validity, NaN: its one-line refusals
+
+    def once(pairs):
+        seen = set()
+        for k, _ in pairs:
+            if k in seen:
+                raise ValueError(f"{what} holds the key {k!r} twice")
+            seen.add(k)
+        return dict(pairs)
+
+    return json.loads(raw, object_pairs_hook=once)
+
+
+def _inside(run: Path, rel) -> bool:
+    """Whether rel (a relative path from a checkpoint's info) stays inside run, resolved."""
+    if not isinstance(rel, str) or not rel or os.path.isabs(rel) or "\x00" in rel:
+        return False
+    try:
+        return (run / rel).resolve().is_relative_to(run.resolve())
+    except (OSError, ValueError):
+        return False
 
 
 def _read_info(jp: Path, where: str) -> dict:
-    """step_N.json, read under caps; a damaged one is one line naming it."""
+    """step_N.json, read under caps, every field checked: a damaged one is one line naming the
+    file and the field; its league snapshots must lie inside its run folder (resolved: no
+    absolute path, no '..' out of it). An unreadable file is the OSError itself."""
     try:
-        info = json_loads_bounded(read_capped(jp, MAX_INFO, "checkpoint info"),
-                                  f"checkpoint info {str(jp)!r}")
-    except OSError as err:
-        raise ValueError(f"{where}: cannot read {jp} ({err.strerror or err})") from None
+        info = strict_json(read_capped(jp, MAX_INFO, "checkpoint info"),
+                           f"checkpoint info {str(jp)!r}")
     except ValueError as err:
         raise ValueError(f"{where}: {err}") from None
-    if not (isinstance(info, dict) and isinstance(info.get("config"), dict)
-            and isinstance(info.get("num_timesteps"), int)
-            and isinstance(info.get("snapshots", []), list)
-            and all(isinstance(p, str) for p in info.get("snapshots", []))
-            and isinstance(info.get("league", []), list)
-            and all(isinstance(e, dict) and isinstance(e.get("name"), str)
-                    and (e.get("eval_diff") is None or isinstance(e["eval_diff"], (int, float)))
-                    for e in info.get("league", []))):
+
+    def bad(field, allowed):
+        raise ValueError(f"{where}: {jp}: field {field} must be {allowed}")
+
+    if not isinstance(info, dict):
         raise ValueError(f"{where}: {jp} is not a checkpoint's info (it needs config, "
                          "num_timesteps and snapshots, as save_checkpoint writes them)")
+    if not isinstance(info.get("config"), dict):
+        bad("config", "an object of training arguments")
+    names = {f.name for f in dataclasses.fields(TrainConfig)}
+    for k in info["config"]:
+        if k not in names:
+            bad(f"config.{k}", "absent: it is not a training argument")
+    n = info.get("num_timesteps")
+    if not isinstance(n, int) or isinstance(n, bool) or n < 0:
+        bad("num_timesteps", "an int >= 0")
+    league = info.get("league", [])
+    if not isinstance(league, list):
+        bad("league", "a list of entries")
+    for i, e in enumerate(league):
+        if not (isinstance(e, dict) and isinstance(e.get("name"), str)):
+            bad(f"league[{i}]", "an object with a name")
+        d = e.get("eval_diff")
+        if d is not None and (isinstance(d, bool) or not isinstance(d, (int, float))):
+            bad(f"league[{i}].eval_diff", "null or a number")
+    snaps = info.get("snapshots", [])
+    if not isinstance(snaps, list):
+        bad("snapshots", "a list of paths inside the run folder")
+    run = jp.parent.parent
+    for i, p in enumerate(snaps):
+        if not _inside(run, p):
+            bad(f"snapshots[{i}]", f"a relative path inside the run folder {str(run)!r} "
+                                   f"(got {str(p)[:200]!r})")
     return info
+
+
+def _check_rng(raw: dict, torch, field: list) -> dict:
+    """The generator states of step_N.rng.json checked field by field (`field[0]` names the
+    one being read, for the caller's message)."""
+    if not isinstance(raw, dict):
+        raise ValueError("not a JSON object")
+    field[0] = "torch"
+    if not isinstance(raw.get("torch"), str):
+        raise ValueError("a hex string is needed")
+    torch_state = torch.tensor(list(bytes.fromhex(raw["torch"])), dtype=torch.uint8)
+    field[0] = "numpy"
+    n = raw.get("numpy")
+    if not isinstance(n, dict):
+        raise ValueError("an object is needed")
+    field[0] = "numpy.name"
+    if n.get("name") != "MT19937":
+        raise ValueError("'MT19937' is needed")
+    field[0] = "numpy.key"
+    key = n.get("key")
+    if not (isinstance(key, list) and len(key) == RNG_KEY
+            and all(isinstance(k, int) and not isinstance(k, bool) and 0 <= k < 1 << 32
+                    for k in key)):
+        raise ValueError(f"{RNG_KEY} ints 0..2^32-1 are needed")
+    for name, ok in (("pos", lambda v: 0 <= v <= RNG_KEY), ("has_gauss", lambda v: v in (0, 1))):
+        field[0] = f"numpy.{name}"
+        v = n.get(name)
+        if not isinstance(v, int) or isinstance(v, bool) or not ok(v):
+            raise ValueError("an int in range is needed")
+    field[0] = "numpy.cached_gaussian"
+    g = n.get("cached_gaussian")
+    if isinstance(g, bool) or not isinstance(g, (int, float)):
+        raise ValueError("a number is needed")
+    return {"torch": torch_state, "league_rng": raw.get("league_rng"),
+            "numpy": ("MT19937", np.array(key, dtype=np.uint32), n["pos"], n["has_gauss"],
+                      float(g))}
+
+
+def _check_league_rng(state) -> None:
+    """A league generator state (PCG64's, as bit_generator.state gives it) or None."""
+    if state is None:
+        return
+    if not (isinstance(state, dict) and state.get("bit_generator") == "PCG64"
+            and isinstance(state.get("state"), dict)
+            and all(isinstance(state["state"].get(k), int)
+                    and not isinstance(state["state"].get(k), bool)
+                    and 0 <= state["state"][k] < 1 << 128 for k in ("state", "inc"))
+            and all(isinstance(state.get(k), int) and not isinstance(state.get(k), bool)
+                    for k in ("has_uint32", "uinteger"))):
+        raise ValueError("PCG64's state is needed (bit_generator, state.state, state.inc, "
+                         "has_uint32, uinteger)")
+    np.random.default_rng().bit_generator.state = state       # numpy's own check too
 
 
 def _read_rng(rp: Path, where: str) -> dict:
     """The generator states of step_N.rng.json (or an older step_N.rng.pt, read with
     torch.load(weights_only=True)) as {"torch": ByteTensor, "numpy": tuple, "league_rng":
-    dict}; missing or damaged is one line naming the file."""
+    dict}; missing or damaged is one line naming the file and the field."""
     torch = require("torch", "train", "resuming a training run")
     if not rp.is_file():
         raise ValueError(f"{where}: its generator states {rp} are missing; a checkpoint is "
                          "step_N.zip, step_N.json and step_N.rng.json together (resuming "
                          "without them would not continue the same run)")
+    field = ["the file"]
+    if rp.suffix != ".pt":
+        try:
+            raw = strict_json(read_capped(rp, 1 << 20, "generator states"), str(rp))
+        except ValueError as err:
+            raise ValueError(f"{where}: its generator states {rp} are damaged ({err})") from None
     try:
         if rp.suffix == ".pt":
             reconstruct = np.ndarray((0,)).__reduce__()[0]
@@ -154,50 +254,63 @@ def _read_rng(rp: Path, where: str) -> dict:
             st = {"torch": st["torch"], "numpy": tuple(st["numpy"]),
                   "league_rng": st.get("league_rng")}
         else:
-            raw = json_loads_bounded(read_capped(rp, 1 << 20, "generator states"), str(rp))
-            n = raw["numpy"]
-            key = np.array(n["key"], dtype=np.uint32)
-            torch_state = torch.tensor(list(bytes.fromhex(raw["torch"])), dtype=torch.uint8)
-            st = {"torch": torch_state, "league_rng": raw.get("league_rng"),
-                  "numpy": (str(n["name"]), key, int(n["pos"]), int(n["has_gauss"]),
-                            float(n["cached_gaussian"]))}
+            st = _check_rng(raw, torch, field)
+        field[0] = "torch"
         state = torch.get_rng_state()
         torch.set_rng_state(st["torch"])           # checked here: a bad state fails now
         torch.set_rng_state(state)
+        field[0] = "numpy"
         np.random.RandomState().set_state(st["numpy"])
-    except Exception as exc:  # any fault of the file: one line naming it
-        raise ValueError(f"{where}: its generator states {rp} are damaged "
-                         f"({type(exc).__name__}: {' '.join(str(exc).split())[:200]})") from None
+        field[0] = "league_rng"
+        _check_league_rng(st.get("league_rng"))
+    except Exception as exc:  # any fault of the file: one line naming it and the field
+        text = plain(" ".join(str(exc).split()))[:200]
+        raise ValueError(f"{where}: its generator states {rp} are damaged (field {field[0]}: "
+                         f"{type(exc).__name__}: {text})") from None
     return st
 
 
 def resume_config(path, **overrides) -> TrainConfig:
     """The config saved beside a checkpoint with `overrides` applied (not those of
-    FIXED_ON_RESUME: changing them is a ValueError), and resume set to the checkpoint."""
+    FIXED_ON_RESUME: changing them is a ValueError), and resume set to the checkpoint. Its
+    run folder (out) is overrides["out"], else the checkpoint's own (checkpoint_run: from its
+    path, never from the file); the saved config's out is not read."""
     zp, jp, rp = checkpoint_files(path)
     where = f"resume={str(path)!r}"
     if not zp.is_file() or not jp.is_file():
         raise ValueError(f"{where}: a checkpoint is a step_N.zip with its "
                          f"step_N.json and step_N.rng.json beside it ({zp} / {jp} not found)")
+    run = checkpoint_run(zp)
+    if run is None and not overrides.get("out"):
+        raise ValueError(f"{where}: the checkpoint is not in a run folder's checkpoints/ "
+                         "folder, so it has no run folder to continue: give --out (a new "
+                         "or empty folder)")
     info = _read_info(jp, where)
     _read_rng(rp, where)
     from ..learned.sb3_zip import read_data
     try:
         read_data(zp)                  # a damaged zip is refused before anything starts
     except ValueError as err:
-        raise ValueError(f"{where}: checkpoint {zp}: {err}") from None
+        raise ValueError(f"{where}: checkpoint {zp}: {plain(err)}") from None
     saved = dict(info["config"])
     for p in info.get("snapshots", []):
         if not (zp.parent.parent / p).is_file():
             raise ValueError(f"resume={str(path)!r}: its league snapshot {p} is missing from "
                              f"the run folder {zp.parent.parent}")
+    try:                               # the file's own config, before the options change it
+        base = TrainConfig(**{**saved, "out": str(run or "."), "resume": None})
+    except ValueError as err:
+        raise ValueError(f"{where}: {jp}: config: {err}") from None
     for k in FIXED_ON_RESUME:
-        if k in overrides and overrides[k] != saved[k]:
-            raise ValueError(f"{k}={overrides[k]!r} differs from the checkpoint's {saved[k]!r}; "
-                             f"a resumed run keeps {', '.join(FIXED_ON_RESUME)}")
+        if k in overrides and overrides[k] != getattr(base, k):
+            raise ValueError(f"{k}={overrides[k]!r} differs from the checkpoint's "
+                             f"{getattr(base, k)!r}; a resumed run keeps "
+                             f"{', '.join(FIXED_ON_RESUME)}")
     unknown = sorted(set(overrides) - {f.name for f in dataclasses.fields(TrainConfig)})
     if unknown:
         raise ValueError(f"{unknown[0]}: not a training argument")
+    if not overrides.get("out"):
+        overrides["out"] = str(run)
     saved.update(overrides)
     saved["resume"] = str(zp)
     return TrainConfig(**saved)
@@ -206,7 +319,7 @@ def resume_config(path, **overrides) -> TrainConfig:
 def load_checkpoint(cfg: TrainConfig, tensorboard_log=None, log=print):
     """The model of cfg.resume on a fresh env of the run (seeded past the checkpoint's step),
     with its league (entries, snapshots, differences, generator) and torch's and numpy's
-    generator states restored (module docstring)."""
+    generator states restored (module docstring). Writes nothing."""
     from ..learned.sb3_zip import load_sb3
     torch = require("torch", "train", "resuming a training run")
     zp, jp, rp = checkpoint_files(cfg.resume)
@@ -217,7 +330,7 @@ def load_checkpoint(cfg: TrainConfig, tensorboard_log=None, log=print):
     try:
         model = load_sb3(zp, env=env, device=cfg.device, tensorboard_log=tensorboard_log)
     except ValueError as err:
-        raise ValueError(f"{where}: checkpoint {zp}: {err}") from None
+        raise ValueError(f"{where}: checkpoint {zp}: {plain(err)}") from None
     league = league_of(env)
     snaps = [str(zp.parent.parent / p) for p in saved.get("snapshots", [])]
     missing = [p for p in snaps if not Path(p).is_file()]
@@ -236,3 +349,19 @@ def load_checkpoint(cfg: TrainConfig, tensorboard_log=None, log=print):
         league.rng.bit_generator.state = st["league_rng"]
     log(f"resumed {zp} at {model.num_timesteps:,} steps ({model._n_updates} updates)")
     return model
+
+
+def adopt_snapshots(model, run: Path) -> None:
+    """A run resumed into another folder than its checkpoint's: the league's live snapshots
+    copied into run/snapshots/ (each whole) and played from there, so the new folder's
+    checkpoints name snapshots inside it (a resume reads no snapshot outside its run)."""
+    league = league_of(model.get_env())
+    for en in league.entries:
+        if en.path is None or Path(en.path).resolve().parent == (run / "snapshots").resolve():
+            continue
+        dst = run / "snapshots" / Path(en.path).name
+        dst.parent.mkdir(parents=True, exist_ok=True)
+        with naming(dst), atomic_path(dst) as tmp:
+            shutil.copyfile(en.path, tmp)
+        en.path = str(dst)
+        en.specs = [f"ppo:{dst}"] * len(en.specs)

@@ -62,7 +62,7 @@ class TrainConfig:
     learner: str = "sb3"
     """'sb3': SB3's MaskablePPO with everything below (warm start, evaluations, checkpoints,
     snapshots); 'lean': the lean PPO in torch (lean_ppo.py; faster, with formats and init,
-    without warm start, evaluations or snapshots: give --bc-rows 0)"""
+    without warm start or evaluations; its hidden layers must fit the safe model format)"""
     formats: list = field(default_factory=list)
     """table formats to train over, the tables dealt out by weight (formats.py): a list of
     dicts of RulesConfig fields (and 'seat', the learner's; 'weight'), or a preset's name
@@ -100,8 +100,9 @@ class TrainConfig:
     """share of the league weights spread uniformly (every entry keeps being played)"""
     teacher: str = BEST_HEURISTIC
     """the bot imitated by the warm start (greedy or a heuristic spec)"""
-    bc_rows: int = 200_000
-    """teacher positions collected for the warm start (0: no warm start)"""
+    bc_rows: int | None = None
+    """teacher positions collected for the warm start (0: no warm start; the lean PPO has
+    none)"""
     bc_epochs: int = 4
     """passes over the warm-start data"""
     bc_batch_size: int = 512
@@ -177,12 +178,14 @@ class TrainConfig:
         return dataclasses.asdict(self)
 
 
-BY_LEARNER = ("n_epochs", "torch_threads")      # fields whose default depends on the learner
+BY_LEARNER = ("n_epochs", "torch_threads", "bc_rows")   # defaults that depend on the learner
 
 
 def learner_default(name: str, learner) -> int:
     """The default of a field whose default depends on the learner (n_epochs, torch_threads:
-    TrainConfig's docs say why)."""
+    TrainConfig's docs say why; bc_rows: the lean PPO has no warm start)."""
+    if name == "bc_rows":
+        return 0 if learner == "lean" else 200_000
     if name == "n_epochs":
         return 2 if learner == "lean" else 4
     if learner != "lean":
@@ -276,6 +279,27 @@ def _check_formats(c: TrainConfig) -> set:
             for i, f in enumerate(fmts)}
 
 
+def check_lean_net(net_arch) -> None:
+    """ValueError unless the safe model format (agents/learned/weights.py), which the lean
+    PPO saves its checkpoints and final model in, holds a network of these hidden layers:
+    refused before training, not at the first save."""
+    from ..learned import weights
+    check = getattr(weights, "check_net_shape", None)
+    if check is not None:
+        try:
+            check(list(net_arch))
+        except ValueError as err:
+            raise ValueError(f"net_arch={list(net_arch)!r}: {err} (the lean PPO saves its "
+                             "model in it)") from None
+        return
+    layers = getattr(weights, "MAX_LAYERS", 8)
+    width = getattr(weights, "MAX_WIDTH", 4096)
+    if not 1 <= len(net_arch) <= layers or max(net_arch) > width:
+        raise ValueError(f"net_arch={list(net_arch)!r}: the safe model format holds 1 to "
+                         f"{layers} hidden layers of widths 1..{width} (the lean PPO saves its "
+                         "model in it)")
+
+
 def check_config(c: TrainConfig) -> None:
     """ValueError naming the first bad field and what it allows; nothing else is done."""
     ints = {"seed": 0, "timesteps": 1, "num_envs": 1, "teams": 2, "bc_rows": 0, "bc_epochs": 1,
@@ -329,10 +353,13 @@ def check_config(c: TrainConfig) -> None:
         raise ValueError(f"{lean_only[0]}: the lean PPO only (learner='lean', nertz train "
                          "--learner lean)")
     if c.learner == "lean":
-        for name in ("bc_rows", "resume"):
-            if getattr(c, name):
-                raise ValueError(f"{name}={getattr(c, name)!r}: the lean PPO does not do that "
-                                 f"(give {name}=0 / leave it out, or learner='sb3')")
+        if c.bc_rows:
+            raise ValueError(f"bc_rows={c.bc_rows!r}: the lean PPO has no warm start (leave "
+                             "bc_rows out or give 0 with learner='lean', or use learner='sb3')")
+        if c.resume:
+            raise ValueError(f"resume={c.resume!r}: the lean PPO does not resume (leave resume "
+                             "out and start from a model with init=PATH, or use "
+                             "learner='sb3')")
     if c.device not in DEVICES:
         raise ValueError(f"device={c.device!r} must be one of {', '.join(DEVICES)}")
     if not isinstance(c.out, str) or not c.out.strip():
@@ -347,6 +374,8 @@ def check_config(c: TrainConfig) -> None:
         raise ValueError(f"net_arch={arch!r} must be a non-empty list of layer widths "
                          "(ints 1..65536)")
     c.net_arch = [int(w) for w in arch]
+    if c.learner == "lean":
+        check_lean_net(c.net_arch)
     if c.batch_size > c.n_steps * c.num_envs:
         raise ValueError(f"batch_size={c.batch_size} must be <= n_steps * num_envs "
                          f"({c.n_steps * c.num_envs}, the rollout size)")

@@ -85,13 +85,14 @@ def eval_line(head: dict, against: str, compiling: float) -> str:
 
 
 def paired_match(agents, rules: RulesConfig, deals: int, seed: int, format: str,
-                 against: str) -> dict:
+                 against: str, progress: bool = False, batch_tables: int = 2048) -> dict:
     """agents[0] (a ppo: agent) against the others on run_tournament duplicate deals: the
-    per-deal difference of its mean points from the others' mean, with its 95% t-interval."""
+    per-deal difference of its mean points from the others' mean, with its 95% t-interval.
+    progress, batch_tables: run_tournament's (its bar; neither changes a number)."""
     from ..arena.tournament import run_tournament
     from ..stats import estimators as stats
-    res = run_tournament(agents, config=rules, deals=deals, seed=seed, progress=False,
-                         format=format)
+    res = run_tournament(agents, config=rules, deals=deals, seed=seed, progress=progress,
+                         format=format, batch_tables=batch_tables)
     dm = stats.deal_means(res.records, len(agents))
     per_deal = dm[:, 0] - np.nanmean(dm[:, 1:], axis=1)
     diff, half = stats.mean_ci(per_deal)
@@ -101,15 +102,16 @@ def paired_match(agents, rules: RulesConfig, deals: int, seed: int, format: str,
             "deterministic": bool(agents[0].policy.deterministic)}
 
 
-def evaluate_policy_zip(path, against: str, rules: RulesConfig, deals: int, seed: int) -> dict:
+def evaluate_policy_zip(path, against: str, rules: RulesConfig, deals: int, seed: int,
+                        **play) -> dict:
     """The model at `path` played as make_agent("ppo:PATH") against `against` on duplicate
     deals (head to head at 2 teams; one seat among teams-1 copies otherwise): paired_match's
-    difference and interval."""
+    difference and interval (play: its progress and batch_tables)."""
     from ..registry import make_agent
     T = rules.num_teams
     agents = [make_agent(f"ppo:{path}")] + [against] * (T - 1)
     return paired_match(agents, rules, deals, seed,
-                        "round-robin" if T == 2 else "all-play-all", against)
+                        "round-robin" if T == 2 else "all-play-all", against, **play)
 
 
 def evaluate_mixed(path, entry: LeagueEntry, rules: RulesConfig, deals: int, seed: int) -> dict:
@@ -171,9 +173,11 @@ def _existing(path: Path) -> str:
 def write_eval_rows(run: Path, rows) -> None:
     """Append the rows' EVAL_FIELDS to eval.jsonl and eval.csv (its header on first write),
     each file written whole (a full disk or an interrupt leaves the previous rows intact)."""
+    from .folder import naming
     jsonl = run / "eval.jsonl"
-    write_text(jsonl, _existing(jsonl) + "".join(
-        json.dumps({k: r[k] for k in EVAL_FIELDS}) + "\n" for r in rows))
+    with naming(jsonl):
+        write_text(jsonl, _existing(jsonl) + "".join(
+            json.dumps({k: r[k] for k in EVAL_FIELDS}) + "\n" for r in rows))
     path = run / "eval.csv"
     text = _existing(path)
     buf = io.StringIO()
@@ -182,4 +186,5 @@ def write_eval_rows(run: Path, rows) -> None:
         w.writeheader()
     for r in rows:
         w.writerow({k: r[k] for k in EVAL_FIELDS})
-    write_text(path, text + buf.getvalue())
+    with naming(path):
+        write_text(path, text + buf.getvalue())

@@ -8,11 +8,12 @@ is trained by cross-entropy on its masked logits (and, `bc_value`, its value hea
 teacher's discounted returns: `behaviour_clone`); the held-out accuracy (tables never
 trained on: `split_holdout`) is printed and saved in bc.json (`warm_start`).
 
-Imports config.py and league.py (the env of the run's kind); torch only inside functions.
+Imports config.py and league.py (the env of the run's kind); folder.py's writer and
+torch, tqdm only inside functions.
 """
 from __future__ import annotations
 
-import json
+import sys
 import time
 from pathlib import Path
 
@@ -57,11 +58,13 @@ class Teacher:
         return self.actions[:, self.seat].astype(np.int64)
 
 
-def collect_teacher_data(env, teacher: Teacher, rows: int, gamma: float = 0.99) -> dict:
+def collect_teacher_data(env, teacher: Teacher, rows: int, gamma: float = 0.99,
+                         bar=None) -> dict:
     """Play the teacher at the learner seat of every table for ceil(rows / tables) steps and
     keep every position: obs float32 [n, OBS], masks bool [n, A], actions int64 [n] (the
     teacher's), returns float32 [n] (discounted rewards to the end of the hand; NaN where
-    the hand did not end inside the data), table int64 [n]. Rows are table-major."""
+    the hand did not end inside the data), table int64 [n]. Rows are table-major. bar: a
+    progress bar, advanced by the positions of every step."""
     E = env.num_envs
     steps = -(-rows // E)
     obs = env.reset()
@@ -76,6 +79,8 @@ def collect_teacher_data(env, teacher: Teacher, rows: int, gamma: float = 0.99) 
         M[:, t] = teacher.env.batch.action_masks()
         Y[:, t] = teacher()
         obs, R[:, t], D[:, t], _ = env.step(Y[:, t])
+        if bar is not None:
+            bar.update(E)
     G = np.full((E, steps), np.nan, np.float32)
     run = np.full(E, np.nan, np.float32)              # NaN until a hand end is seen
     for t in range(steps - 1, -1, -1):
@@ -119,10 +124,12 @@ def imitation_accuracy(policy, data: dict) -> float:
 
 
 def behaviour_clone(policy, data: dict, epochs: int, batch_size: int, lr: float,
-                    value: bool = True, vf_coef: float = 0.5, seed: int = 0, log=None) -> list:
+                    value: bool = True, vf_coef: float = 0.5, seed: int = 0, log=None,
+                    bar=None) -> list:
     """Cross-entropy of the policy's masked logits on the teacher's moves (plus, `value`,
     vf_coef * squared error of the value head on the returns), with an Adam of its own.
-    Returns the mean cross-entropy per epoch."""
+    Returns the mean cross-entropy per epoch. bar: a progress bar, advanced by the rows of
+    every minibatch."""
     torch = require("torch", "train", "the imitation warm start")
     g = np.random.default_rng(np.random.SeedSequence([int(seed), 11]))
     opt = torch.optim.Adam(policy.parameters(), lr=lr)
@@ -154,6 +161,8 @@ def behaviour_clone(policy, data: dict, epochs: int, batch_size: int, lr: float,
             opt.step()
             ce_sum += ce.item() * len(idx)
             k += len(idx)
+            if bar is not None:
+                bar.update(len(idx))
         losses.append(ce_sum / max(k, 1))
         if log:
             log(f"imitation epoch {ep + 1}/{epochs}: cross-entropy {losses[-1]:.4f}"
@@ -162,28 +171,66 @@ def behaviour_clone(policy, data: dict, epochs: int, batch_size: int, lr: float,
     return losses
 
 
+def phase_bar(total: int, desc: str, unit: str, enabled: bool = True):
+    """A tqdm bar over one phase of the warm start (None when off or tqdm is missing)."""
+    from nertz_env.optional import available
+    if not enabled or not available("tqdm"):
+        return None
+    from tqdm.auto import tqdm
+    return tqdm(total=total, desc=desc, unit=unit, unit_scale=True, dynamic_ncols=True,
+                smoothing=0, mininterval=0.5, file=sys.stderr)
+
+
+def _shown(bar, log):
+    """log's lines drawn above bar while it lasts (a run's LogAboveBar has a `bar`)."""
+    if bar is not None and hasattr(log, "bar"):
+        log.bar = bar
+    return bar
+
+
+def _done(bar, log) -> None:
+    if bar is not None:
+        bar.close()
+        if hasattr(log, "bar"):
+            log.bar = None
+
+
 def warm_start(model, cfg: TrainConfig, run: Path, log=print) -> dict:
     """Collect teacher data on a fresh env of the run's kind (other seed), clone it into
-    model.policy, measure the held-out accuracy; writes bc.json."""
+    model.policy, measure the held-out accuracy; writes bc.json. With cfg.progress each
+    phase (the positions collected, the rows fitted) has its own bar."""
+    from .folder import write_json
     env = make_env(cfg, seed=cfg.seed + 500_009, monitor=False)
     teacher = Teacher(env, cfg.teacher)
+    E = env.num_envs
     t0 = time.perf_counter()
-    data = collect_teacher_data(env, teacher, cfg.bc_rows, cfg.gamma)
+    bar = _shown(phase_bar(-(-cfg.bc_rows // E) * E, "imitation data", "pos", cfg.progress), log)
+    try:
+        data = collect_teacher_data(env, teacher, cfg.bc_rows, cfg.gamma, bar=bar)
+    finally:
+        _done(bar, log)
     t_collect = time.perf_counter() - t0
     fit, held = split_holdout(data, cfg.bc_holdout)
     log(f"imitation: {len(data['actions']):,} positions of {cfg.teacher} in {t_collect:.1f} s "
         f"({len(data['actions']) / max(t_collect, 1e-9):,.0f} env-steps/s); "
         f"{len(held['actions']):,} held out")
     t0 = time.perf_counter()
-    losses = behaviour_clone(model.policy, fit, cfg.bc_epochs, cfg.bc_batch_size,
-                             cfg.bc_learning_rate, cfg.bc_value, cfg.vf_coef, cfg.seed, log)
+    bar = _shown(phase_bar(cfg.bc_epochs * len(fit["actions"]), "behaviour cloning", "row",
+                           cfg.progress), log)
+    try:
+        losses = behaviour_clone(model.policy, fit, cfg.bc_epochs, cfg.bc_batch_size,
+                                 cfg.bc_learning_rate, cfg.bc_value, cfg.vf_coef, cfg.seed, log,
+                                 bar=bar)
+    finally:
+        _done(bar, log)
     t_fit = time.perf_counter() - t0
     acc = imitation_accuracy(model.policy, held)
     info = {"teacher": cfg.teacher, "rows": len(data["actions"]),
             "train_rows": len(fit["actions"]), "heldout_rows": len(held["actions"]),
             "heldout_accuracy": acc, "train_accuracy": imitation_accuracy(model.policy, fit),
             "losses": losses, "collect_seconds": t_collect, "fit_seconds": t_fit}
-    (run / "bc.json").write_text(json.dumps(info, indent=2) + "\n")
+    write_json(run / "bc.json", {k: None if isinstance(v, float) and not np.isfinite(v) else v
+                                 for k, v in info.items()})     # strict JSON: NaN is null
     log(f"imitation: held-out accuracy {acc:.3f} (train {info['train_accuracy']:.3f}), "
         f"fit in {t_fit:.1f} s")
     return info

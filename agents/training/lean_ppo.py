@@ -142,7 +142,7 @@ def policy_arrays(actor, net_arch, obs_size: int, n_actions: int, provenance: di
 
 
 def train(args: TrainConfig, log=print, on_rollout=None, max_grad_norm: float = 0.5,
-          log_every: int = 0, sparse: bool = True) -> Path:
+          log_every: int = 0, sparse: bool = True, begin=None) -> Path:
     """One run of a TrainConfig (module docstring; its USED fields); returns the path of the
     saved final.npz. max_grad_norm: the gradient norm clip (SB3's default); log_every: a
     line every this many env steps (0: only the last line); sparse: the updates' first layers
@@ -150,7 +150,10 @@ def train(args: TrainConfig, log=print, on_rollout=None, max_grad_norm: float = 
     products up to float32 rounding, measured in benchmarks/train_throughput.py).
     on_rollout(step, actions, masks, rewards): called after every rollout with its actions
     [n_steps, num_envs], masks [n_steps, num_envs, n_actions] and rewards [n_steps, num_envs]
-    (shift_cost and a cut hand's bootstrap included; tests check every action was legal)."""
+    (shift_cost and a cut hand's bootstrap included; tests check every action was legal).
+    begin(): called once the env, the networks and init are made (each refusal of theirs
+    before it), before the first rollout and the first file: train_run creates its run
+    folder there."""
     import torch
     from torch import nn
 
@@ -183,6 +186,8 @@ def train(args: TrainConfig, log=print, on_rollout=None, max_grad_norm: float = 
     from nertz_env.actions import SHIFT0, SHIFT_PAIRS
     is_shift = np.zeros(n_actions, np.float32)
     is_shift[SHIFT0:SHIFT0 + SHIFT_PAIRS * 13] = 1.0
+    if begin is not None:
+        begin()
     checkpoints = Path(args.out) / "checkpoints"
     next_checkpoint = args.checkpoint_every or None
     params = list(actor.parameters()) + list(critic.parameters())
@@ -374,6 +379,8 @@ def save_actor(actor, cfg: TrainConfig, path, steps: int, critic=None) -> Path:
     `init` reads it back, so a run continues with its value function)."""
     from agents.learned.weights import save_weights
     from nertz_env.actions import N_ACTIONS
+
+    from .folder import naming
     from nertz_env.core.observe import OBS_DIM
     Path(path).parent.mkdir(parents=True, exist_ok=True)
     provenance = {"algorithm": "lean_ppo", "num_timesteps": int(steps), "seed": int(cfg.seed),
@@ -392,8 +399,10 @@ def save_actor(actor, cfg: TrainConfig, path, steps: int, critic=None) -> Path:
         cmeta, carrays = policy_arrays(critic, cfg.net_arch, OBS_DIM, 1,
                                        {**provenance, "role": "critic"}, None, None)
         critic_path(path).parent.mkdir(parents=True, exist_ok=True)
-        save_weights(critic_path(path), cmeta, carrays)
-    return save_weights(path, meta, arrays)[0]
+        with naming(critic_path(path)):
+            save_weights(critic_path(path), cmeta, carrays)
+    with naming(path):
+        return save_weights(path, meta, arrays)[0]
 
 
 def start_from(actor, critic, path) -> str:
@@ -447,32 +456,37 @@ def save_untrained(cfg: TrainConfig, path) -> Path:
 
 
 def train_run(cfg: TrainConfig, log=print) -> Path:
-    """`nertz train --learner lean`: a run folder (refused when it holds another run) with
-    config.json, checkpoints/step_N.npz (every checkpoint_every steps) and final.npz +
-    final.json; a line every tenth of the run. Returns final.npz's path."""
+    """`nertz train --learner lean`: a run folder (new or empty, checked first: checkpoints.py
+    check_out) with config.json, checkpoints/step_N.npz (every checkpoint_every steps) and
+    final.npz + final.json; a line every tenth of the run. The folder is created only once
+    the env, the network and init are made (a refusal leaves nothing), and a run stopped
+    before its first checkpoint removes it (checkpoints.py stopped_cleanly). Returns
+    final.npz's path."""
     import shlex
+    from contextlib import ExitStack
 
-    from nertz_env.files import write_json
+    from .folder import check_out, stopped_cleanly, write_json
     run = Path(cfg.out)
-    if (run / "config.json").exists():
-        raise ValueError(f"out={cfg.out!r} already holds a run (config.json): give another "
-                         "folder")
-    try:
-        run.mkdir(parents=True, exist_ok=True)
-    except OSError as err:
-        raise ValueError(f"out={cfg.out!r}: cannot create that folder ({err.strerror or err})") \
-            from None
-    write_json(run / "config.json", {"config": cfg.to_dict()})
+    state = check_out(cfg)
     rollout = cfg.n_steps * cfg.num_envs
     if cfg.formats:
         from .formats import describe, resolve, table_shares
         fmts = resolve(cfg.formats)
         log(f"formats: {len(fmts)} table formats (tables each), "
             + "; ".join(f"{describe(f)} ({n})" for f, n in table_shares(cfg.num_envs, fmts)))
+    guard = ExitStack()
+
+    def begin():
+        guard.enter_context(stopped_cleanly(cfg, state, log))
+        run.mkdir(parents=True, exist_ok=True)
+        write_json(run / "config.json", {"config": cfg.to_dict()})
+
     t0 = time.perf_counter()
-    npz = train(cfg, log=log, log_every=max(rollout, cfg.timesteps // 10))
+    with guard:
+        npz = train(cfg, log=log, log_every=max(rollout, cfg.timesteps // 10), begin=begin)
     log(f"trained in {time.perf_counter() - t0:,.0f} s; run folder {run}: final.npz (the "
-        "model, the safe format)" + (", checkpoints/step_N.npz" if cfg.checkpoint_every else "")
+        "model, the safe format)" + (", checkpoints/step_N.npz" if any(
+            (run / "checkpoints").glob("step_*.npz")) else "")
         + "; play it: nertz tournament --agents "
         + shlex.quote(f"ppo:{npz},{cfg.eval_against}")
         + ("" if cfg.formats else f" --teams {cfg.teams}"))

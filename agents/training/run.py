@@ -36,10 +36,11 @@ import time
 from pathlib import Path
 
 from nertz_env.config import RulesConfig
-from nertz_env.files import atomic_path, write_json
+from nertz_env.files import atomic_path
 from nertz_env.optional import available, require
 
-from .checkpoints import load_checkpoint, run_info, save_checkpoint, save_snapshot
+from .checkpoints import adopt_snapshots, load_checkpoint, run_info, save_checkpoint, save_snapshot
+from .folder import check_out, checkpoint_steps, naming, stopped_cleanly, write_json
 from .config import TrainConfig
 from .evaluation import compile_note, evaluate_run, numba_compiling, tournament_kernels
 from .imitation import warm_start
@@ -89,40 +90,56 @@ def env_kernels(cfg: TrainConfig) -> tuple:
 
 
 def files_line(cfg: TrainConfig, run: Path, tb) -> str:
-    """The last line of a run: what it left where, and the commands that use it."""
+    """The last line of a run: what it left where (only what is there), and the commands
+    that use it."""
     final = run / "final.zip"
     agents = shlex.quote(f"ppo:{final},{cfg.eval_against}")
-    out = [(f"run folder {run}: final.zip (the model), checkpoints/ (continue one with "
-            f"nertz train --out {shlex.quote(str(run))} --resume "
-            f"{shlex.quote(str(run / 'checkpoints'))}/step_N.zip --timesteps MORE)")]
-    if cfg.eval_every:
-        out.append("eval.csv and eval.jsonl (every evaluation)")
-    if tb:
+    out = [f"run folder {run}: final.zip (the model)"]
+    done = checkpoint_steps(run, lean=False)
+    if done:
+        step, ck = done[-1]
+        out.append(f"checkpoints/ (continue the latest: nertz train --resume "
+                   f"{shlex.quote(str(ck))} --timesteps TOTAL, TOTAL the steps to reach in "
+                   f"all, above its {step:,})")
+    evals = [n for n in ("eval.csv", "eval.jsonl") if (run / n).is_file()]
+    if evals:
+        out.append(" and ".join(evals) + " (every evaluation)")
+    if (run / "bc.json").is_file():
+        out.append("bc.json (the warm start)")
+    if tb and Path(tb).is_dir():
         out.append(f"tb/ (tensorboard --logdir {shlex.quote(str(run / 'tb'))})")
     return (", ".join(out) + f"; play the model: nertz tournament --agents {agents} "
             f"--teams {cfg.teams}")
 
 
+def quiet_logger(tb):
+    """SB3's logger for a run: without TensorBoard, one that writes nothing anywhere (SB3's
+    own default makes an empty SB3-* folder in the system temp folder every run); with it,
+    None (SB3 then logs into tb/, in the run)."""
+    if tb:
+        return None
+    Logger = require("stable_baselines3.common.logger", "train", "training").Logger
+    return Logger(folder=None, output_formats=[])
+
+
 def train(cfg: TrainConfig, log=print, callbacks=()):
     """A whole run (module docstring); returns the trained model (also saved as final.zip).
-    callbacks: more SB3 callbacks, run after the run's own."""
+    callbacks: more SB3 callbacks, run after the run's own.
+
+    The run folder (out) is checked first (new, empty, or a resume's own run folder:
+    checkpoints.py check_out) and created only once the model is made (every refusal
+    before it); a run stopped before its first checkpoint removes it again, one stopped
+    later keeps it and says which checkpoint continues it (checkpoints.py stopped_cleanly)."""
     torch = require("torch", "train", "training")
     CallbackList = require("stable_baselines3.common.callbacks", "train", "training").CallbackList
 
     if cfg.learner != "sb3":
         raise ValueError(f"learner={cfg.learner!r}: this is SB3's run; the lean PPO is "
                          "agents/training/lean_ppo.py train_run")
+    run = Path(cfg.out)
+    state = check_out(cfg)
     os.environ.setdefault("OMP_NUM_THREADS", str(cfg.torch_threads))
     torch.set_num_threads(cfg.torch_threads)
-    run = Path(cfg.out)
-    if not cfg.resume and (run / "config.json").exists():
-        raise ValueError(f"out={cfg.out!r} already holds a run (config.json): give another "
-                         "folder, or resume one of its checkpoints")
-    try:
-        run.mkdir(parents=True, exist_ok=True)
-    except OSError as err:
-        raise ValueError(f"out={cfg.out!r}: cannot create that folder ({err.strerror or err})") \
-            from None
     tb = None
     if cfg.tensorboard:
         if tensorboard_available():
@@ -130,7 +147,6 @@ def train(cfg: TrainConfig, log=print, callbacks=()):
         else:
             log("tensorboard is not installed: no TensorBoard logs (pip install tensorboard)")
     log(rules_line(cfg))
-    write_json(run / "config.json", run_info(cfg))
     note = compile_note(env_kernels(cfg), f"the training env ({cfg.num_envs} tables)",
                         "the progress bar waits at its start meanwhile" if cfg.progress else "")
     if note:
@@ -139,16 +155,34 @@ def train(cfg: TrainConfig, log=print, callbacks=()):
     if cfg.resume:
         model = load_checkpoint(cfg, tb, log)
     else:
-        env = make_env(cfg)
-        model = build_model(cfg, env, tb)
-        if cfg.bc_rows:
+        model = build_model(cfg, make_env(cfg), tb)
+    logger = quiet_logger(tb)
+    if logger is not None:
+        model.set_logger(logger)
+    with stopped_cleanly(cfg, state, log):
+        run.mkdir(parents=True, exist_ok=True)
+        write_json(run / "config.json", run_info(cfg))
+        if cfg.resume and state != "own":
+            adopt_snapshots(model, run)
+        if not cfg.resume and cfg.bc_rows:
             log(f"imitation warm start: collecting {cfg.bc_rows:,} positions of {cfg.teacher}, "
                 f"then {cfg.bc_epochs} epoch(s) of behaviour cloning...")
             with numba_compiling() as compiling:
-                warm_start(model, cfg, run, log)
+                warm_start(model, cfg, run, LogAboveBar(log))
             if compiling[0] >= 0.5:
                 log(f"imitation: {compiling[0]:.1f} s of that was numba compiling (cached for "
                     "later runs)")
+        learn(model, cfg, run, log, callbacks, CallbackList)
+        final = run / "final.zip"
+        with naming(final), atomic_path(final) as tmp:
+            model.save(tmp)
+    log(files_line(cfg, run, tb))
+    return model
+
+
+def learn(model, cfg: TrainConfig, run: Path, log, callbacks, CallbackList) -> None:
+    """The PPO part of a run, to cfg.timesteps, and its last checkpoint (a longer run can
+    resume from the end too)."""
     rollout, saved = cfg.n_steps * cfg.num_envs, False
     steps = steps_to_run(model.num_timesteps, cfg.timesteps, rollout)
     if steps > 0:
@@ -171,10 +205,6 @@ def train(cfg: TrainConfig, log=print, callbacks=()):
             f"timesteps={cfg.timesteps:,}; give a larger --timesteps to train on)")
     if not saved:                                # the end too can be resumed (a longer run)
         log(f"checkpoint {save_checkpoint(model, cfg, run)}")
-    with atomic_path(run / "final.zip") as tmp:
-        model.save(tmp)
-    log(files_line(cfg, run, tb))
-    return model
 
 
 def _callbacks_base():
@@ -286,6 +316,10 @@ def make_callbacks(cfg: TrainConfig, run: Path, log=print):
                 self.bar.update(self.num_timesteps - self.bar.n)
             return True
 
+        def _on_rollout_end(self) -> None:
+            if self.bar is not None and self.num_timesteps >= self.bar.total:
+                self.bar.set_description_str("PPO: last update", refresh=True)
+
         def _on_training_end(self) -> None:
             if self.bar is not None:
                 self.bar.update(self.num_timesteps - self.bar.n)
@@ -305,13 +339,29 @@ def make_callbacks(cfg: TrainConfig, run: Path, log=print):
                 if s["hands"]:
                     self.logger.record(f"league/train_relative/{s['name']}", s["mean_relative"])
 
-    out = [LeagueLog()]
+    class Phase(BaseCallback):
+        """Before the end's snapshot, evaluation and checkpoint (run by the callbacks after
+        it): the bar, full by then, says which of them it waits for."""
+        parts = ()
+
+        def _on_step(self) -> bool:
+            return True
+
+        def _on_training_end(self) -> None:
+            due = [name for name, c in self.parts if self.model.num_timesteps >= c.next_at]
+            if say.bar is not None and due:
+                say.bar.set_description_str("PPO done: final " + ", ".join(due), refresh=True)
+
+    phase = Phase()
+    parts = []
     if cfg.snapshot_every:                  # first: evaluated and listed by the checkpoint
-        out.append(Snapshot(cfg.snapshot_every))
+        parts.append(("snapshot", Snapshot(cfg.snapshot_every)))
     if cfg.eval_every:                      # before the checkpoint: it keeps the league's diffs
-        out.append(Evaluation(cfg.eval_every))
+        parts.append(("evaluation", Evaluation(cfg.eval_every)))
     if cfg.checkpoint_every:
-        out.append(Checkpoint(cfg.checkpoint_every))
+        parts.append(("checkpoint", Checkpoint(cfg.checkpoint_every)))
+    phase.parts = parts
+    out = [LeagueLog(), phase] + [c for _, c in parts]
     if cfg.progress:
         out.append(Progress())
     return out

@@ -121,7 +121,7 @@ def test_bad_combinations_are_refused():
     with pytest.raises(ValueError, match="shift_cost"):
         lean_config(shift_cost=-1.0)
     with pytest.raises(ValueError, match="bc_rows"):
-        TrainConfig(learner="lean")                       # the warm start is SB3's
+        TrainConfig(learner="lean", bc_rows=1000)         # the warm start is SB3's
     with pytest.raises(ValueError, match="teams=3 and formats"):
         lean_config(formats="rulebook", teams=3)
     with pytest.raises(ValueError, match="num_envs=8 must be >= the number of formats"):
@@ -170,8 +170,9 @@ def test_nertz_train_learner_lean(tmp_path, capsys):
     assert "learner=lean" in text and "play it: nertz tournament --agents" in text
     assert (out / "final.npz").is_file()
     assert json.loads((out / "config.json").read_text())["config"]["learner"] == "lean"
-    assert main(["train", "--learner", "lean", "--out", str(tmp_path / "h")]) == 2
-    assert "bc_rows" in capsys.readouterr().err
+    assert main(["train", "--learner", "lean", "--bc-rows", "1000",
+                 "--out", str(tmp_path / "h")]) == 2
+    assert "bc_rows" in capsys.readouterr().err and not (tmp_path / "h").exists()
 
 
 def test_the_train_help_names_every_preset():

@@ -467,7 +467,8 @@ def test_snapshots_join_the_league_and_resume_with_the_checkpoint(tmp_path):
     cfg_b = training.resume_config(run / "checkpoints" / "step_256.zip", timesteps=384,
                                    out=str(tmp_path / "resumed"), eval_every=0)
     training.train(cfg_b, log=lambda s: None, callbacks=[Look()])
-    assert seen["paths"] == [str(run / "snapshots" / "step_256.zip")]
+    # played from a copy in the resumed run's own folder (its checkpoints name it inside)
+    assert seen["paths"] == [str(tmp_path / "resumed" / "snapshots" / "step_256.zip")]
     saved = [s["eval_diff"] for s in last["league"]]          # evaluated at 256: numbers
     assert None not in saved and np.allclose(seen["diffs"], saved)
     (run / "snapshots" / "step_128.zip").unlink()
@@ -557,7 +558,7 @@ DAMAGE = {
     "rng deep": ("step_128.rng.json", b"[" * 3000 + b"]" * 3000, "step_128.rng.json.*nested"),
     "json cut": ("step_128.json", b'{"config": {', "step_128.json.*not valid JSON"),
     "json shape": ("step_128.json", b'{"config": {}, "league": 3, "num_timesteps": 1}',
-                   "step_128.json is not a checkpoint's info"),
+                   "step_128.json: field league must be"),
     "zip damaged": ("step_128.zip", b"PK\x03\x04 cut short", "step_128.zip.*not an SB3 model zip"),
 }
 
@@ -616,7 +617,8 @@ def test_crafted_checkpoint_and_snapshot_zips_run_nothing_on_resume(one_checkpoi
     cfg = training.resume_config(ck, out=str(tmp_path / "r"), timesteps=256)
     model = training.train(cfg, log=lambda s: None)
     assert model.num_timesteps == 256 and not marker.exists()
-    assert league_of(model.get_env()).snapshot_paths()[0] == str(snap)
+    assert league_of(model.get_env()).snapshot_paths()[0] == \
+        str(tmp_path / "r" / "snapshots" / snap.name)           # copied into the new run
 
 
 def test_a_checkpoint_zip_with_garbage_weights_is_one_line(one_checkpoint, tmp_path, capsys):
