@@ -33,8 +33,24 @@ from .episode import check_options, check_seed
 
 if available("stable_baselines3"):     # SB3 is an optional extra ([train])
     from stable_baselines3.common.vec_env.base_vec_env import VecEnv as _VecEnvBase
-else:                                  # pragma: no cover - exercised without the extra
-    _VecEnvBase = object
+else:                                  # exercised without the extra (tests/envs/test_vector_env.py)
+    class _VecEnvBase:
+        """SB3's VecEnv contract without SB3 (the [train] extra): the same reset/step/
+        step_async/step_wait calls work on a fresh install with only the core dependencies."""
+
+        def __init__(self, num_envs, observation_space, action_space):
+            self.num_envs = num_envs
+            self.observation_space = observation_space
+            self.action_space = action_space
+
+        def step(self, actions):
+            """step_async(actions) then step_wait(): obs, rewards, dones, infos."""
+            self.step_async(actions)
+            return self.step_wait()
+
+        @property
+        def unwrapped(self):
+            return self
 
 
 class NertzVecEnv(_VecEnvBase):
@@ -49,8 +65,7 @@ class NertzVecEnv(_VecEnvBase):
         self._next_seed = check_seed(seed)          # the next reset's only (module docstring)
         self._dealt = False
         self._start_episodes()
-        if _VecEnvBase is not object:
-            super().__init__(self.num_envs, self.observation_space, self.action_space)
+        super().__init__(self.num_envs, self.observation_space, self.action_space)
 
     def _start_episodes(self) -> None:
         """The per-row return and length behind info["episode"]."""

@@ -242,7 +242,6 @@ def test_error_text_strips_escapes():
 
 # ------------------------------------------------------------------ 4. the constraint in ONNX
 def real_positions():
-    pytest.importorskip("stable_baselines3", reason="NertzVecEnv.step needs the train extra")
     from nertz_env import NertzVecEnv
     out = []
     for teams in (2, 4):
