@@ -145,5 +145,18 @@ def parse_pair(spec: str, rest: str, seed, make_agent) -> Pair:
         raise ValueError(f"agent {spec!r}: a pair is pair:NERTZ&STREAM, two agent specs joined "
                          "by one '&' (the first holds the Nertz pile, the second the Stream), "
                          "e.g. pair:learned&heuristic:style=river-builder")
-    nertz, stream = (make_agent(p.strip(), seed=seed) for p in parts)
-    return Pair(nertz, stream, name=spec)
+    members = []
+    for p in parts:
+        try:
+            members.append(make_agent(p.strip(), seed=seed))
+        except ValueError as err:            # a member's error names the pair it is in
+            raise ValueError(f"{spec}: {err}") from err.__cause__
+    return Pair(*members, name=spec)
+
+
+def pair_at_solo_error(name, team: int, config) -> ValueError:
+    """The one refusal of a pair seated at a solo team (R4), naming the pair's spec, the team
+    and the table's team_sizes."""
+    return ValueError(f"agent {name!r} is a pair and sits at a solo team (team {team}, "
+                      f"team_sizes={list(config.sizes)}): pairs play two-player teams only "
+                      "(R4); give every team a pair can sit at two players (--team-sizes 2,2,..)")

@@ -62,9 +62,9 @@ from nertz_env.bot_specs import CORE_KINDS, parse_bot
 
 from .base import Agent, SupportsAct
 from .bots import GreedyAgent, HeuristicAgent, RandomAgent, ScoredAgent
-from .specs import checked_options, path_options, split_specs
+from .specs import AGENT_KINDS, checked_options, path_options, split_specs
 
-KINDS = (*CORE_KINDS, "ppo", "learned", "rllib", "pair")
+KINDS = AGENT_KINDS
 MODELS_DIR = Path(__file__).resolve().parent / "learned" / "models"    # the shipped models (docs/models.md)
 LEARNED_OPTIONS = ("teams", "deterministic", "device", "model", "family")
 PPO_OPTIONS = ("deterministic", "device", "trust", "constraint")
@@ -92,8 +92,9 @@ def _ppo_agent(spec: str, rest: str, seed=None):
     try:
         agent = PPOAgent(path, deterministic=det, device=device, trust=_TRUST[trust], seed=seed,
                          constraint=opts.get("constraint"))
-    except ValueError as err:
-        raise ValueError(f"agent {spec!r}: {err}") from err.__cause__
+    except ValueError as err:           # the spec names the model: its name once, not twice
+        msg = str(err).removeprefix(f"model {path!r}: ")
+        raise ValueError(f"agent {spec!r}: {msg}") from err.__cause__
     if opts_text.strip():
         agent.name = spec
     return agent

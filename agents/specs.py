@@ -8,9 +8,29 @@ registry, learned or any optional dependency.
 """
 from __future__ import annotations
 
-from nertz_env.bot_specs import spec_options, split_specs
+from nertz_env.bot_specs import CORE_KINDS, spec_options, split_specs
 
-__all__ = ["checked_options", "path_options", "spec_options", "split_specs"]
+AGENT_KINDS = (*CORE_KINDS, "ppo", "learned", "rllib", "pair")
+"""Every agent kind (agents/registry.py KINDS): the word before a spec's first ':'."""
+
+__all__ = ["AGENT_KINDS", "checked_options", "path_options", "spec_options", "split_lineup",
+           "split_specs"]
+
+
+def split_lineup(text: str) -> list:
+    """'greedy+heuristic:style=cautious' -> ['greedy', 'heuristic:style=cautious'] (an
+    experiment's opponents, A+B): a '+' starts a new spec only where the text after it
+    starts with an agent kind (AGENT_KINDS, then ':' or the end of that spec), so a '+'
+    inside a spec stays there: 'ppo:M.npz,constraint=useful-shifts+never-withhold' is one
+    spec (constraints join with '+', agents/constraints.py)."""
+    out = []
+    for part in text.split("+"):
+        kind = part.strip().partition(":")[0]
+        if out and kind not in AGENT_KINDS:
+            out[-1] += "+" + part
+        else:
+            out.append(part)
+    return [p.strip() for p in out]
 
 
 def checked_options(spec: str, text: str, kind: str, allowed: tuple) -> dict:

@@ -194,8 +194,11 @@ def plot_forest(rows: list, path, title: str = "",
     axes[0].set_yticklabels(labels, fontsize=8)
     axes[0].invert_yaxis()
     fig.text(0.5, 0.005, caption, ha="center", fontsize=8)
+    top = 1.0
     if title:
-        fig.suptitle("\n".join(textwrap.wrap(title, max(40, int(width * 11)))), fontsize=10)
-    fig.tight_layout(rect=(0, 0.03, 1, 1))
+        lines = textwrap.wrap(title, max(40, int(width * 11)))
+        fig.suptitle("\n".join(lines), fontsize=10, y=0.995, va="top")
+        top = 1.0 - (0.19 * len(lines) + 0.08) / height   # the title's lines, above the panels'
+    fig.tight_layout(rect=(0, 0.03, 1, top))
     with atomic_path(path) as tmp:
         fig.savefig(tmp, format="png", dpi=100, metadata={"Software": None})

@@ -36,6 +36,7 @@ Design
 from __future__ import annotations
 
 import dataclasses
+import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -44,6 +45,7 @@ from typing import NamedTuple
 from nertz_env.files import write_text
 
 from ..registry import make_agent
+from ..specs import split_lineup
 from ..stats import estimators as stats
 from ..stats import report
 from .distributed import check_executor, play_deals_ray
@@ -52,9 +54,9 @@ from .effects import (cell_effects, effect_interval, format_effects,  # noqa: F4
 from .experiment_spec import (MODES, OUTCOME_LABEL, OUTCOMES, SPEC_KEYS,  # noqa: F401
                               SPEED_MIXES, Cell, ExperimentSpec, load_spec, spec_from_dict)
 from .outdir import write_files, write_run
-from .play import MatchPlan, Roster, play_deals
+from .play import MatchPlan, Roster, check_pair_seats, play_deals
 from .precision import play_to_precision
-from .progress import grow_bar, progress_bar
+from .progress import precision_line, progress_bar, trim_bar
 from .records import hand_records, parse_record, record_chosen, replay_name
 from .seatings import make_lineups, seatings
 
@@ -117,15 +119,23 @@ def run_experiment(spec: ExperimentSpec, *, progress: bool = True, batch_tables:
     record = parse_record(record, spec.deal_cap())
     check_executor(executor, [], block_deals)
     ray = None if executor == "local" else (ray_address, block_deals)
+    made = {}
     for s in [spec.baseline, *spec.treatments.values()]:
-        make_agent(s, seed=spec.seed)              # a bad spec fails before anything plays
+        made[s] = make_agent(s, seed=spec.seed)    # a bad spec fails before anything plays
     for o in spec.opponents:
         for s in (o if isinstance(o, list) else [o]):
             if s not in ("baseline", "half"):
-                make_agent(s, seed=spec.seed)
+                made[s] = make_agent(s, seed=spec.seed)
     cells = spec.cells()
     plans = [cell_plan(spec, c) for c in cells]
-    total = sum(spec.deals * sum(len(s) for s in p.seats) for p in plans)
+    for cell, plan in zip(cells, plans):           # a pair at a solo team: refused now
+        check_pair_seats(spec.config(cell), plan.seats,
+                         Roster.of([made.get(s) or make_agent(s, seed=spec.seed)
+                                    for s in plan.specs], list(plan.specs)))
+    cap = spec.deal_cap()              # a precision run's bar counts to the cap (trim_bar)
+    total = sum(cap * sum(len(s) for s in p.seats) for p in plans)
+    if progress and spec.precision is not None:
+        print(precision_notice(spec), file=sys.stderr, flush=True)
     bar = progress_bar(total, progress, f"{len(cells)} cells")
     rows, cell_rows, elapsed, replays = [], [], 0.0, []
     for i, (cell, plan) in enumerate(zip(cells, plans)):
@@ -133,6 +143,7 @@ def run_experiment(spec: ExperimentSpec, *, progress: bool = True, batch_tables:
         records, hands, blocks, kept = _play_cell(spec, cell, plan, bar, batch_tables, ray,
                                                   record, i)
         replays += kept
+        trim_bar(bar, (cap - blocks[-1]) * sum(len(x) for x in plan.seats))
         elapsed += time.perf_counter() - t0
         effects = cell_effects(spec, cell, plan, records, hands)
         widest = max(e["half_width"] for e in effects if e["outcome"] == spec.outcomes[0])
@@ -148,6 +159,17 @@ def run_experiment(spec: ExperimentSpec, *, progress: bool = True, batch_tables:
                             replays=replays)
 
 
+def precision_notice(spec: ExperimentSpec) -> str:
+    """The line a precision spec's run prints first (progress.precision_line): the target,
+    the first block (deals), the cap and how to bound it."""
+    cap = spec.deal_cap()
+    hands = sum(cap * spec.tables_per_deal(c) * spec.cell_hands(c) for c in spec.cells())
+    return precision_line(spec.precision, spec.deals, cap, "cells", "max_deals"
+                          if spec.max_deals is not None else "the default cap, 100 x deals "
+                          "or what fits in memory", hands,
+                          "--precision off to play exactly --deals N per cell")
+
+
 def cell_plan(spec: ExperimentSpec, cell: Cell) -> CellPlan:
     """Agents, lineups and seatings of a cell (module docstring's design)."""
     K = len(spec.treatments)
@@ -159,7 +181,7 @@ def cell_plan(spec: ExperimentSpec, cell: Cell) -> CellPlan:
             (lineup,) = make_lineups(2, T, "all-play-all")         # agents 0, 1 alternating
             seats.append([tuple(k if a == 0 else K for a in s) for s in seatings(lineup)])
     else:
-        opp = [spec.baseline] if cell.opponents == "baseline" else cell.opponents.split("+")
+        opp = [spec.baseline] if cell.opponents == "baseline" else split_lineup(cell.opponents)
         specs += opp
         others = [K + 1 + (i % len(opp)) for i in range(T - 1)]
         seats = []
@@ -192,8 +214,7 @@ def _play_cell(spec, cell, plan: CellPlan, bar, batch_tables, ray=None, record=N
                    if e["outcome"] == spec.outcomes[0])
 
     played = play_to_precision(play, spec.deals, spec.precision,
-                               None if spec.precision is None else spec.deal_cap(), widest,
-                               lambda k: grow_bar(bar, k * match.tables_per_deal))
+                               None if spec.precision is None else spec.deal_cap(), widest)
     records, _, hands = hand_records(cell.mode, played.block)
     if record is None:
         return records, hands, played.deal_blocks, []

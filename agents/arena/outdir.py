@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import socket
 from contextlib import contextmanager
@@ -133,14 +134,14 @@ def run_folder(out, *, overwrite: bool = False, command: str = "", option: str =
     out = Path(out)
     try:
         out.parent.mkdir(parents=True, exist_ok=True)
-    except OSError as err:
-        raise ValueError(f"{option} {str(out)!r}: cannot create its parent folder "
-                         f"({_reason(err)})") from None
+    except OSError as err:               # I/O, not bad input: exit 1 (agents/cli main)
+        raise OSError(err.errno, f"{option}: cannot create its parent folder "
+                      f"({_reason(err)})", str(out)) from None
     try:
         staging = _claim(out, option)
     except OSError as err:
-        raise ValueError(f"{option} {str(out)!r}: cannot create a folder beside it "
-                         f"({_reason(err)})") from None
+        raise OSError(err.errno, f"{option}: cannot create a folder beside it "
+                      f"({_reason(err)})", str(out)) from None
     try:
         replace = _check_target(out, option, overwrite)
         yield staging
@@ -148,10 +149,32 @@ def run_folder(out, *, overwrite: bool = False, command: str = "", option: str =
     except OSError as err:
         shutil.rmtree(staging, ignore_errors=True)
         raise OSError(err.errno, f"{err.strerror or err}; nothing was kept in {str(out)!r}",
-                      err.filename, None, err.filename2) from err
+                      shown_path(err.filename, staging, out), None,
+                      shown_path(err.filename2, staging, out)) from err
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         raise
+
+
+def shown_path(name, staging=None, out=None):
+    """The path a message names for `name`, an OSError's file: a writer's temporary file
+    (nertz_env/files atomic_path: .NAME.HEX.part) as the file it stands for, and a path in
+    the staging folder as the one it gets in `out`; None stays None."""
+    if name is None:
+        return None
+    p = Path(os.fsdecode(name))
+    m = _TEMPORARY.fullmatch(p.name)
+    if m:
+        p = p.with_name(m.group(1))
+    if staging is not None:
+        try:
+            p = Path(out) / p.relative_to(staging)
+        except ValueError:
+            pass
+    return str(p)
+
+
+_TEMPORARY = re.compile(r"\.(.+)\.[0-9a-f]{12}\.part")
 
 
 @contextmanager

@@ -36,8 +36,9 @@ from nertz_env.envs.seats import SeatDriver
 from nertz_env.replay import Recorder
 from nertz_env.table.games import decide_winner
 
-from ..base import Pair
+from ..base import Pair, pair_at_solo_error
 from .deals import DealKeys, policy_keys
+from .progress import note_stalls, stall_timer
 
 
 @dataclass(frozen=True)
@@ -185,15 +186,14 @@ def assign_roles(config, seat_agent, first_hand, roles, fixed: bool, names) -> n
     the roster's)."""
     seat_team = np.array(config.seat_team)
     seat0 = np.array([config.seat_team.index(t) for t in range(config.num_teams)])
-    sizes = np.array(config.team_sizes)
+    sizes = np.array(config.sizes)
     out = seat_agent.copy()
     for pair, nertz, stream in roles:
         at = seat_agent == pair
         solo = at & (sizes[seat_team] == 1)[None, :]
         if solo.any():
-            raise ValueError(f"agent {names[pair]!r} is a pair and sits at a solo team (team "
-                             f"{int(seat_team[np.nonzero(solo)[1][0]])}, team_sizes="
-                             f"{list(config.team_sizes)}): pairs play two-player teams only (R4)")
+            raise pair_at_solo_error(names[pair], int(seat_team[np.nonzero(solo)[1][0]]),
+                                     config)
         if not fixed:
             continue
         for s in np.flatnonzero(at.any(axis=0)):
@@ -203,6 +203,20 @@ def assign_roles(config, seat_agent, first_hand, roles, fixed: bool, names) -> n
             out[at[:, s] & holds, s] = stream
             out[at[:, s] & ~holds, s] = nertz
     return out
+
+
+def check_pair_seats(config, seats, roster: "Roster") -> None:
+    """Refuse, before anything plays, a pair (agents/base.py Pair) that any seating of
+    `seats` (per lineup, its seatings) puts at a solo team: pair_at_solo_error."""
+    pairs = {p for p, _, _ in roster.roles}
+    if not pairs:
+        return
+    sizes = config.sizes
+    for lineup in seats:
+        for seating in lineup:
+            for team, a in enumerate(seating):
+                if a in pairs and sizes[team] == 1:
+                    raise pair_at_solo_error(roster.names[a], team, config)
 
 
 def make_tables(plan: MatchPlan, core, keys: DealKeys, agent_at, deal, policy_rng,
@@ -281,7 +295,13 @@ def play_deals(plan: MatchPlan, roster: Roster, d_lo: int, d_hi: int, bar) -> Bl
         hi = min(M, lo + plan.batch_tables)
         tables = make_tables(plan, roster.core, keys, agent_at[lo:hi], dd[lo:hi],
                              pol[lo:hi].copy(), roster.roles, roster.names)
-        play_tables(plan.config, roster, tables, plan.mode == "games", out.rows(lo, hi))
+        timer = stall_timer(bar, hi - lo, plan.config.max_ticks)   # a stalling agent: said
+        try:
+            play_tables(plan.config, roster, tables, plan.mode == "games", out.rows(lo, hi))
+        finally:
+            if timer is not None:
+                timer.cancel()
+        note_stalls(bar, out.ticks[lo:hi], plan.config.max_ticks)
         bar.update(hi - lo)
     return Block(lu, dd, rr, agent_at, *out)
 

@@ -89,10 +89,71 @@ class NoBar:
         pass
 
 
-def grow_bar(bar, n) -> None:
-    """Add n tables to the bar's total (a precision run learns its size block by block)."""
-    bar.total += n
-    bar.refresh()
+def trim_bar(bar, n) -> None:
+    """Take n tables off the bar's total: a precision run's bar counts to its cap (so its
+    percentage never goes backwards and its ETA is the most the run can take); a part that
+    stops before its cap gives back the tables it did not play."""
+    if n > 0:
+        bar.total -= n
+        bar.refresh()
+
+
+def precision_line(target, first: int, cap: int, unit: str, cap_from: str, hands: int,
+                   off: str) -> str:
+    """The one line a precision run prints first: a target, not the deal count, decides
+    how long it plays; how to bound it or turn it off."""
+    return (f"precision target: {unit} play on past their first {first:,} deals until every "
+            f"headline 95% half-width is <= {target:g}, up to {cap:,} deals each "
+            f"({cap_from}; at most {hands:,} hands in all): bound it with --max-deals N, "
+            f"or {off}")
+
+
+STALL_SHARE = 0.5
+"""A batch whose hands reach the tick cap this often is said on screen (note_stalls)."""
+STALL_S = 90.0
+"""A batch of tables still playing after this many seconds is said on screen (stall_timer):
+a batch of bots plays in well under a second, one of nets in seconds."""
+STALL_ADVICE = ("a weak agent (an untrained network, random moves) may stall hands until the "
+                "tick cap, and the run takes far longer than usual")
+
+
+def say_once(bar, line: str, postfix: str) -> None:
+    """line on stderr above the bar and postfix on it, once per bar (progress off: nothing)."""
+    if isinstance(bar, NoBar) or getattr(bar, "stall_said", False):
+        return
+    bar.stall_said = True
+    bar.set_postfix_str(postfix, refresh=True)
+    if available("tqdm"):
+        from tqdm.auto import tqdm
+        tqdm.write(line, file=sys.stderr)
+    else:  # pragma: no cover - a bar without tqdm is a NoBar
+        print(line, file=sys.stderr, flush=True)
+
+
+def note_stalls(bar, ticks, max_ticks: int) -> None:
+    """After a batch: say_once when STALL_SHARE of its hands (ticks > 0: played) ended at
+    the tick cap. Reads the ticks already recorded: costs one comparison per hand."""
+    played = ticks[ticks > 0]
+    share = float((played >= max_ticks).mean()) if played.size else 0.0
+    if share >= STALL_SHARE:
+        say_once(bar, f"hands are reaching the tick cap: {share:.0%} of this batch's hands "
+                      f"ended at max_ticks={max_ticks}; {STALL_ADVICE}",
+                 "hands reach the tick cap")
+
+
+def stall_timer(bar, tables: int, max_ticks: int):
+    """A started timer that, if not cancelled within STALL_S seconds, says_once that a
+    batch of `tables` tables is still playing (None when progress is off)."""
+    if isinstance(bar, NoBar):
+        return None
+    import threading
+    line = (f"hands are running long: a batch of {tables:,} tables has played for "
+            f"{STALL_S:.0f} s and not finished (a hand ends at max_ticks={max_ticks} at the "
+            f"latest); {STALL_ADVICE}")
+    timer = threading.Timer(STALL_S, say_once, (bar, line, "hands running long"))
+    timer.daemon = True
+    timer.start()
+    return timer
 
 
 def progress_bar(total, enabled, desc):

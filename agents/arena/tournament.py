@@ -20,6 +20,7 @@ import csv
 import dataclasses
 import math
 import numbers
+import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -35,9 +36,9 @@ from ..stats import report
 from .distributed import check_executor, play_deals_ray
 from .limits import check_int, check_size, default_cap
 from .outdir import write_files, write_run
-from .play import MatchPlan, Roster, play_deals
+from .play import MatchPlan, Roster, check_pair_seats, play_deals
 from .precision import half_width, play_to_precision
-from .progress import grow_bar, print_compile_notice, progress_bar
+from .progress import precision_line, print_compile_notice, progress_bar, trim_bar
 from .records import hand_records, parse_record, record_chosen, replay_name
 from .seatings import make_lineups, resolve_format, seatings
 
@@ -209,6 +210,7 @@ def run_tournament(agents, *, teams: int = 2, deals: int = 100, seed: int = 0,
     fmt = resolve_format(format, len(names), T)
     plan = MatchPlan(config, [seatings(lineup) for lineup in lineups], seed, mode,
                      1 if mode == "hands" else max_game_hands, batch_tables)
+    check_pair_seats(config, plan.seats, roster)      # before anything plays
     if precision is not None and max_deals is None:
         cap = default_cap(deals, plan.tables_per_deal, plan.max_hands, T)
     check_size(cap or deals, plan.tables_per_deal, plan.max_hands, T,
@@ -219,7 +221,15 @@ def run_tournament(agents, *, teams: int = 2, deals: int = 100, seed: int = 0,
     first = deals * plan.tables_per_deal                          # tables of the first block
     if progress:
         print_compile_notice(roster.core, first, batch_tables)
-    bar = progress_bar(first, progress, f"{len(names)} agents, {T} teams")
+        if precision is not None:
+            print(precision_line(precision, deals, cap, "lineups", "max_deals" if max_deals
+                                 else "the default cap, 100 x deals or what fits in memory",
+                                 cap * plan.tables_per_deal * plan.max_hands,
+                                 "leave out --precision to play exactly --deals N"),
+                  file=sys.stderr, flush=True)
+    # a precision run's bar counts to its cap (trim_bar), so it never goes backwards
+    bar = progress_bar((cap or deals) * plan.tables_per_deal, progress,
+                       f"{len(names)} agents, {T} teams")
     elapsed = 0.0
 
     def play(lo, hi):
@@ -237,8 +247,8 @@ def run_tournament(agents, *, teams: int = 2, deals: int = 100, seed: int = 0,
         return max((half_width(p) for p in stats.paired_differentials(records, names)),
                    default=0.0)
 
-    played = play_to_precision(play, deals, precision, cap, widest,
-                               lambda k: grow_bar(bar, k * plan.tables_per_deal))
+    played = play_to_precision(play, deals, precision, cap, widest)
+    trim_bar(bar, ((cap or deals) - played.deal_blocks[-1]) * plan.tables_per_deal)
     bar.close()
     block, hi = played.block, played.deal_blocks[-1]
     records, ticks, hands = hand_records(mode, block)

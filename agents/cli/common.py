@@ -309,8 +309,15 @@ def fit(text: str) -> str:
 
 
 def wrote(out, write, *args, **kw) -> None:
-    """write(*args, **kw), then 'wrote PATH'; an OSError becomes a one-line ValueError."""
+    """write(*args, **kw), then 'wrote PATH'; an OSError is re-raised naming `out` (not a
+    writer's temporary file): exit status 1, as every I/O error."""
     try:
         print(f"wrote {write(*args, **kw)}")
-    except OSError as err:
-        raise ValueError(f"{out!r}: cannot write it ({err.strerror or err})") from None
+    except (OSError, ValueError) as err:
+        # the replay writers (nertz_env/replay) turn the file system's refusal into a
+        # ValueError, raised while handling it: still I/O, so exit 1 (agents/cli main)
+        cause = err if isinstance(err, OSError) else err.__context__
+        if not isinstance(cause, OSError):
+            raise
+        raise OSError(cause.errno, f"cannot write it ({cause.strerror or cause})",
+                      str(out)) from None

@@ -4,6 +4,7 @@ into the spec's keys, which replace a spec file's)."""
 from __future__ import annotations
 
 import argparse
+import dataclasses
 
 from .common import (MAX_SEED, HelpFormatter, add_out, add_ray, add_record, check_record, csv_list,
                      finish_run, fit, int_option, out_folder, positive_float, rules, say_written)
@@ -24,17 +25,26 @@ def _treatments(items) -> dict:
     return out
 
 
+def precision_or_off(text: str):
+    """--precision H (a number > 0) or off: no precision target, a spec file's included."""
+    return "off" if text.strip().lower() == "off" else positive_float(text)
+
+
 def overrides(args) -> dict:
     """The spec keys the options set (None: not given, the spec file's or the default)."""
-    from ..specs import split_specs
+    from ..specs import split_lineup, split_specs
 
+    off = args.precision == "off"
+    if off and args.max_deals is not None:
+        raise ValueError("--max-deals caps a precision run; --precision off plays exactly "
+                         "--deals N per cell: drop one of them")
     over = {"name": args.name, "seed": args.seed, "deals": args.deals,
-            "precision": args.precision, "max_deals": args.max_deals,
+            "precision": None if off else args.precision, "max_deals": args.max_deals,
             "baseline": args.baseline, "max_game_hands": args.max_game_hands}
     if args.treatment:
         over["treatments"] = _treatments(args.treatment)
     if args.opponents:
-        over["opponents"] = [o if "+" not in o else o.split("+")
+        over["opponents"] = [o if len(split_lineup(o)) == 1 else split_lineup(o)
                              for item in args.opponents for o in split_specs(item)]
     if args.teams:
         over["teams"] = csv_list("--teams", args.teams, int)
@@ -55,6 +65,8 @@ def cmd_experiment(args) -> int:
     over = overrides(args)
     if args.spec:
         spec = load_spec(args.spec, **over)
+        if args.precision == "off":               # the file's precision and cap dropped
+            spec = dataclasses.replace(spec, precision=None, max_deals=None)
     else:
         if args.baseline is None or not args.treatment:
             raise ValueError("name a spec file, or at least --treatment and --baseline "
@@ -126,10 +138,15 @@ def add_parser(sub) -> argparse.ArgumentParser:
     x.add_argument("--outcomes", default="", metavar="points,relative,win",
                    help="outcomes to report, the first is the headline (default all three)")
     x.add_argument("--deals", type=int_option("deals"),
-                   default=None, metavar="N", help="deals per cell (default 1000)")
-    x.add_argument("--precision", type=positive_float, default=None, metavar="H",
+                   default=None, metavar="N",
+                   help="deals per cell (default 1000); with a precision target (--precision "
+                        "or the spec file's precision) the first block, the least a cell "
+                        "plays: cells play on past it until the target or --max-deals (the "
+                        "run says so in one line first)")
+    x.add_argument("--precision", type=precision_or_off, default=None, metavar="H",
                    help="play on until every headline effect's 95 percent interval has a "
-                        "half-width <= H (or --max-deals)")
+                        "half-width <= H (or --max-deals); off: no target, even where the "
+                        "spec file sets one (exactly --deals per cell)")
     x.add_argument("--max-deals", type=int_option("max_deals"), default=None, metavar="N",
                    help="with --precision: at most N deals per cell (default 100 x --deals, "
                         "or fewer when that many would not fit in memory)")

@@ -23,11 +23,14 @@ def cmd_game(args) -> int:
         return 0
     from ..stats.report import render_rows
 
-    head = ["totals (Nertz calls) of team 0, 1, ...", "game", "hands", "winner"]
-    body = [["   ".join(f"{x:d} ({c})" for x, c in zip(r["totals"], r["calls"])), str(g),
-             str(r["hands"]), str(r["winner"])] for g, r in enumerate(games)]
-    # the totals first and left-aligned: the one column that wraps on a narrow terminal
-    print("\n".join(render_rows(head, body, left=1)))
+    T = cfg.num_teams
+    head = ["game", "hands", "winner"] + [f"team {t}" for t in range(T)]
+    body = [[str(g), str(r["hands"]), str(r["winner"])]
+            + [f"{x:d} ({c})" for x, c in zip(r["totals"], r["calls"])]
+            for g, r in enumerate(games)]
+    # one right-aligned column per team: the totals line up, whatever their widths
+    print("each team's game total (its Nertz calls)")
+    print("\n".join(render_rows(head, body, left=0)))
     who = ("random legal play" if set(names) == {"random"}
            else "play by " + ", ".join(f"seat {s} {n}" for s, n in enumerate(names)))
     print(fit(f"{args.games} game(s) of {who} in {dt:.2f} s (first call includes compile)"))

@@ -33,6 +33,8 @@ from nertz_env.replay import SUFFIX, Recorder
 from nertz_env.table.explain import explain_illegal, hand_over_reason
 from nertz_env.table.table import Table
 
+from ..base import Pair, pair_at_solo_error
+
 PERSON = "person"
 LOG_LINES = 60
 
@@ -109,6 +111,10 @@ class PlaySession:
             if key not in made:
                 made[key] = for_table(make_agent(spec, seed=seed + i), config)
             self.bots.append(made[key])
+        for s, bot in zip(self.bot_seats, self.bots):  # refused before any page is served
+            team = config.seat_team[s]
+            if isinstance(bot, Pair) and config.sizes[team] == 1:
+                raise pair_at_solo_error(bot.name, team, config)
         self.agents = [PERSON if s == seat else None for s in range(S)]
         for s, bot in zip(self.bot_seats, self.bots):
             self.agents[s] = str(getattr(bot, "name", type(bot).__name__))

@@ -147,6 +147,9 @@ def format_table(rows: Sequence[dict], pairs: Sequence[dict] = (), *,
             _fmt(r.get("rating"), "+.2f"),
             f"[{_fmt(r.get('rating_low'), '+.2f')}, {_fmt(r.get('rating_high'), '+.2f')}]",
         ])
+    short = _short_names(header, body, 1)
+    for r in body:
+        r[1] = short.get(r[1], r[1])
     n = _n_deals(rows, pairs)
     lines = [(f"Leaderboard: ranked by mean points per hand (95% CI over {n} deals; "
              f"{mode} mode)")]
@@ -164,14 +167,35 @@ def format_table(rows: Sequence[dict], pairs: Sequence[dict] = (), *,
         pbody = []
         for p in ranked:
             ci = f"[{_fmt(p['ci_low'], '+.2f')}, {_fmt(p['ci_high'], '+.2f')}]"
-            pbody.append([str(p["a"]), str(p["b"]) + ("" if p.get("same_table", True) else " ~"),
+            pbody.append([short.get(str(p["a"]), str(p["a"])),
+                          short.get(str(p["b"]), str(p["b"]))
+                          + ("" if p.get("same_table", True) else " ~"),
                           str(p["units"]), _fmt(p["diff"], "+.2f"), ci,
                           _fmt(p.get("p_value"), ".3g"),
                           "*" if p["significant"] else "", "*" if p.get("holm") else ""])
         lines += _render(pheader, pbody, left=2)
+    if short:
+        lines += ["", "Agents named in short above (their names do not fit a "
+                  f"{WIDTH}-column line):"]
+        lines += [f"  {s}  {name}" for name, s in short.items()]
     lines.append("")
     lines += _legend(one, many, mode, any(not p.get("same_table", True) for p in ranked))
     return fit_lines("\n".join(lines)) + "\n"
+
+
+def _short_names(header, body, col: int, width: int = WIDTH) -> dict:
+    """{name: short name} of the names in column `col` too long for what the other columns
+    leave of `width`: its start, '..' and a number [k], so every row stays one line and
+    names that start alike stay apart (the table's legend lists them in full)."""
+    others = [max([len(h)] + [len(r[k]) for r in body]) for k, h in enumerate(header) if k != col]
+    budget = max(12, width - sum(others) - 2 * len(others))
+    out = {}
+    for r in body:
+        name = r[col]
+        if len(name) > budget and name not in out:
+            tag = f"..[{len(out) + 1}]"
+            out[name] = name[:budget - len(tag)] + tag
+    return out
 
 
 def _legend(one: str, many: str, mode: str, apart: bool) -> list[str]:

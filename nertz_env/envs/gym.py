@@ -98,7 +98,10 @@ Stepping after the end changes nothing and repeats the end flags with reward 0.
 - `opponents`: `None` (uniformly random legal moves, drawn from the environment's seeded
   `np_random`), one agent used for every other seat, a list with one agent per other seat
   in seat order, or a mapping seat -> agent (seats left out, or mapped to None, play random
-  legal moves). An agent is an object with `act(observation, action_mask) -> int` (or a
+  legal moves). An agent may be a core bot's spec string, as the vector envs take it
+  (nertz_env/bot_specs.py: "random" is the random legal moves above, "greedy",
+  "heuristic:style=cautious", ... play inside the core); other agent kinds ("learned",
+  "ppo:...") are objects: `agents.registry.make_agent(spec)`. An agent is an object with `act(observation, action_mask) -> int` (or a
   callable with that signature), receiving that seat's float32 observation and int8 mask; or
   a trained stable-baselines3 / sb3-contrib model (anything with `predict`, no `act`), which
   is wrapped in `FrozenPolicy` (`nertz_env/envs/opponents.py`): it calls
@@ -146,6 +149,8 @@ from ..engine import Engine
 from .episode import (EPISODES, REWARDS, GameLedger, check_reward, checked_rng_state, env_config,
                       load_snapshot, take_snapshot, team_rewards)
 from ..encoding import OVER_TRUNCATED, PLAYING
+from ..bot_specs import core_bot
+from ..core.policies import POLICY_EXTERNAL, POLICY_RANDOM, new_policy_arrays
 from .opponents import FrozenPolicy, as_opponent, for_table, opponents_per_seat
 from .episode import check_options, check_rule_kwargs, check_seed, illegal_move_error
 from .render import render_rgb
@@ -154,6 +159,7 @@ from .spaces import action_space, observation_space
 from ..table.table import Table
 
 __all__ = ["NertzGymEnv", "FrozenPolicy", "REWARDS", "EPISODES"]
+_TABLE0 = np.zeros(1, np.int64)         # the one table a core bot opponent moves at
 
 
 class NertzGymEnv(gymnasium.Env):
@@ -194,14 +200,35 @@ class NertzGymEnv(gymnasium.Env):
         self._ended = None          # (terminated, truncated) once the episode has ended
 
     def _check_opponents(self, opponents):
-        """One act(observation, action_mask) callable per other seat (None: random legal),
-        or None when every other seat plays random legal moves."""
+        """One act(observation, action_mask) callable per other seat played from Python
+        (None: random legal), or None when every other seat plays random legal moves. A
+        spec string is read by the one parser of core bot specs (nertz_env/bot_specs.py,
+        as the vector envs read it): "random" is the env's random legal moves, greedy and
+        heuristic bots play inside the core (self._core)."""
+        self._core = None
         if opponents is None:
             return None
         per_seat = opponents_per_seat(opponents, self.others)
-        acts = {s: as_opponent(for_table(spec, self.config), where)       # told the rules
-                for s, (spec, where) in per_seat.items()}
-        return None if all(a is None for a in acts.values()) else acts
+        acts, kinds, knobs = {}, None, None
+        for s, (spec, where) in per_seat.items():
+            if not isinstance(spec, str):
+                acts[s] = as_opponent(for_table(spec, self.config), where)   # told the rules
+                continue
+            try:
+                kind, row, _ = core_bot(spec.strip())
+            except ValueError as err:
+                raise ValueError(f"{where}: {err} (NertzGymEnv takes other agents as objects, "
+                                 f"e.g. agents.registry.make_agent({spec!r}))") from None
+            if kind == POLICY_RANDOM:
+                acts[s] = None
+                continue
+            if kinds is None:
+                kinds, knobs = new_policy_arrays(1, self.config.num_seats)
+                kinds[:] = POLICY_EXTERNAL
+            kinds[0, s], knobs[0, s] = kind, row
+        if kinds is not None:
+            self._core = (kinds, knobs, np.zeros(1, np.uint64), _TABLE0)
+        return None if self._core is None and all(a is None for a in acts.values()) else acts
 
     # ------------------------------------------------------------------ Gymnasium API
     def reset(self, *, seed=None, options=None):
@@ -242,10 +269,12 @@ class NertzGymEnv(gymnasium.Env):
             try:
                 # every other seat in seat order (random-legal ones draw in that order); the
                 # ids (R31 included) are checked once there, the learner's above
-                self._driver.drive(self._rows_t, self.others,
-                                   PerRow(self.opponents, self.others, self._random_legal),
+                rows_s = [s for s in self.others if s in self.opponents]
+                core = None if self._core is None else (*self._core[:3], acts, self._core[3])
+                self._driver.drive(self._rows_t[:len(rows_s)], rows_s,
+                                   PerRow(self.opponents, rows_s, self._random_legal),
                                    out=acts, illegal=SeatDriver.policy(self.config),
-                                   where="opponents")
+                                   where="opponents", core=core)
                 applied = eng.step(acts, checked=True)
             except BaseException:
                 self.np_random.bit_generator.state = rng_state

@@ -145,8 +145,10 @@ def test_bad_values_are_one_line_errors(argv, words):
 
 
 def test_out_that_cannot_be_a_folder_is_an_error(tmp_path):
+    """The file system's refusal: exit 1 (README), one line naming --out's folder."""
     (tmp_path / "file").write_text("x")
-    assert_one_line_error(*run_cli(T + ["--out", str(tmp_path / "file" / "sub")]))
+    rc, err = run_cli(T + ["--out", str(tmp_path / "file" / "sub")])
+    assert rc == 1 and len(err.splitlines()) == 1 and str(tmp_path / "file" / "sub") in err
 
 
 def test_good_values_reach_the_tournament():
