@@ -12,6 +12,10 @@ spec file too, with the same words.
   not fit is refused before anything plays.
 - Grids: each axis of an experiment spec holds at most MAX_GRID distinct entries, a spec at
   most MAX_CELLS cells, a spec file at most MAX_SPEC_BYTES bytes.
+- `nertz probe` keeps every deal's table of the agent it probes in memory at once (a vector
+  env of --deals tables, their observations, masks and counts): PROBE_DEAL_BYTES each, at
+  most MAX_PROBE_BYTES per run, so "probe_deals" stops at MAX_PROBE_BYTES // PROBE_DEAL_BYTES.
+- `nertz exploit`: "budget" (env steps per responder) and "responders" (--seeds).
 """
 from __future__ import annotations
 
@@ -35,6 +39,12 @@ MAX_GRID = 64
 MAX_CELLS = 1_000
 MAX_LABEL = 100                 # characters of a name or label (experiment name, treatments)
 MAX_SPEC_BYTES = 1 << 20
+# measured: tracemalloc's peak of one probed deal at 2 teams is 63 KB (about 40 KB at 8);
+# 64 KiB a deal, at most 2 GiB a run
+PROBE_DEAL_BYTES = 64 << 10
+MAX_PROBE_BYTES = 2 << 30
+MAX_BUDGET = 1_000_000_000      # env steps per responder: days of training on a 2-core machine
+MAX_RESPONDERS = 32
 
 LIMITS = {
     "deals": Limit(2, MAX_DEALS, "intervals need 2 deals"),
@@ -43,6 +53,12 @@ LIMITS = {
     "max_game_hands": Limit(1, MAX_GAME_HANDS),
     "games": Limit(1, MAX_GAMES),
     "seed": Limit(0, MAX_SEED),
+    "probe_deals": Limit(2, MAX_PROBE_BYTES // PROBE_DEAL_BYTES,
+                         f"intervals need 2 deals; a probe keeps every deal's table in memory, "
+                         f"{PROBE_DEAL_BYTES >> 10} KiB each, at most {MAX_PROBE_BYTES >> 30} GiB"),
+    "budget": Limit(1, MAX_BUDGET, "env steps per responder; a billion is days of training "
+                                   "on a 2-core machine"),
+    "responders": Limit(1, MAX_RESPONDERS, "responders, each trained for the whole budget"),
 }
 
 

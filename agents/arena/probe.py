@@ -22,6 +22,12 @@ Per (agent, class): the decisions, the deals they came from and, per response, t
 (one hand per deal, and a hand's decisions are not independent), a ratio estimator with
 its linearised variance, t quantile at deals - 1 degrees of freedom (coverage checked by
 simulation in tests/arena/test_probe.py), clipped to [0, 1].
+
+Every argument is checked before the first hand (`check_probe`): --deals within the limits
+table's "probe_deals" (every deal of an agent is one table of a vector env held at once:
+limits.py PROBE_DEAL_BYTES each, at most MAX_PROBE_BYTES), every agent made and told its
+table (a pair at the solo seat 0 refused), the opponents seated. `progress=True`: a bar on
+stderr over the hands (deals x agents), advancing as hands end.
 """
 from __future__ import annotations
 
@@ -137,8 +143,9 @@ class ProbeResult:
                            "config": self.config, "rows": self.rows}, indent=1)
 
 
-def probe_counts(agent, config, deals: int, seed: int, opponents: str):
-    """n [deals, classes] decisions and k [deals, classes, responses] of one agent."""
+def probe_counts(agent, config, deals: int, seed: int, opponents: str, bar=None):
+    """n [deals, classes] decisions and k [deals, classes, responses] of one agent; `bar`
+    (a progress bar, progress.py) advances by the hands that end."""
     from nertz_env.envs.opponents import for_table
     from nertz_env.envs.vector import NertzVecEnv
     env = NertzVecEnv(num_envs=deals, config=config, seed=seed, opponents=opponents)
@@ -159,30 +166,92 @@ def probe_counts(agent, config, deals: int, seed: int, opponents: str):
         d, c = np.nonzero(live)
         np.add.at(k, (d, c, resp[d]), 1)
         obs, _, done, _ = env.step(acts)
-        alive &= ~np.asarray(done, bool)
+        ended = alive & np.asarray(done, bool)
+        alive &= ~ended
+        if bar is not None and ended.any():
+            bar.update(int(ended.sum()))
     return n, k
 
 
-def probe(agents: dict, config, deals: int = 200, seed: int = 0,
-          opponents: str = "heuristic:style=river-builder") -> ProbeResult:
-    """Every agent ({name: spec}) probed on the same deals (module docstring)."""
+def check_probe(agents: dict, config, deals, seed, opponents: str, names=None) -> dict:
+    """{name: Agent} of every spec, once each of the arguments is checked: ValueError naming
+    the first bad one (`names` maps deals, seed, opponents, agent to what the caller calls
+    them: the CLI's options). Nothing is played before it returns: every agent is made and
+    told its table, the opponents are seated at one table."""
+    from nertz_env.config import RulesConfig
+    from nertz_env.envs.opponents import for_table
+    from nertz_env.envs.vector import NertzVecEnv
+
+    from ..base import Pair
     from ..registry import make_agent
-    if not isinstance(deals, int) or deals < 2:
-        raise ValueError(f"deals={deals!r} must be an int >= 2 (intervals over deals)")
-    rows = []
+    from .limits import check_int
+    names = {"deals": "deals", "seed": "seed", "opponents": "opponents", "agent": "agent",
+             **(names or {})}
+    check_int("probe_deals", deals, names["deals"])          # memory: limits.py
+    check_int("seed", seed, names["seed"])
+    if not isinstance(config, RulesConfig):
+        raise ValueError(f"config must be a RulesConfig, got {type(config).__name__}")
+    if not isinstance(agents, dict) or not agents:
+        raise ValueError(f"{names['agent']}: name at least one agent")
+    made = {}
     for name, spec in agents.items():
-        n, k = probe_counts(make_agent(spec, seed=seed), config, deals, seed, opponents)
-        for c, cname in enumerate(CLASSES):
-            shown = RESPONSES if cname != "river-lake" else ("lake", "other")
-            res = {}
-            for r, rname in enumerate(RESPONSES):
-                if rname in shown:
-                    rate, lo, hi = (None if not np.isfinite(x) else x
-                                    for x in ratio_ci(k[:, c, r], n[:, c]))
-                    res[rname] = {"rate": rate, "low": lo, "high": hi}   # None: no decisions
-            rows.append({"agent": name, "spec": spec, "class": cname,
-                         "decisions": int(n[:, c].sum()), "deals": int((n[:, c] > 0).sum()),
-                         "responses": res})
+        try:
+            made[name] = make_agent(spec, seed=seed)
+            for_table(made[name], config)
+        except ValueError as err:      # its message names the spec: 'agent ...' or not
+            text = str(err)
+            raise ValueError(f"{names['agent']} {text[6:]}" if text.startswith("agent ")
+                             else f"{names['agent']} {spec!r}: {text}") from None
+        if isinstance(made[name], Pair) and (config.team_sizes or (1,))[0] != 2:
+            sizes = ",".join(map(str, config.team_sizes)) if config.team_sizes else "all solo"
+            raise ValueError(f"{names['agent']} {spec!r} is a pair and the probed seat is team 0, "
+                             f"a solo team (team_sizes: {sizes}): pairs "
+                             "play two-player teams only (R4); give team 0 two players "
+                             "(--team-sizes 2,..)")
+    if not isinstance(opponents, str) or not opponents.strip():
+        raise ValueError(f"{names['opponents']}={opponents!r} must be an agent spec such as "
+                         "'heuristic:style=river-builder'")
+    try:
+        NertzVecEnv(num_envs=1, config=config, seed=seed, opponents=opponents)
+    except ValueError as err:
+        text = str(err).removeprefix("opponents: ")
+        raise ValueError(f"{names['opponents']} {opponents!r}: {text}") from None
+    return made
+
+
+def probe(agents: dict, config, deals: int = 200, seed: int = 0,
+          opponents: str = "heuristic:style=river-builder", progress: bool = False,
+          names=None) -> ProbeResult:
+    """Every agent ({name: spec}) probed on the same deals (module docstring). Every
+    argument is checked first (check_probe; `names`: what the refusals call them).
+    progress: a bar on stderr over every agent's hands (deals x agents, one per table)."""
+    from .progress import progress_bar
+    made = check_probe(agents, config, deals, seed, opponents, names)
+    rows = []
+    bar = progress_bar(deals * len(made), progress,
+                       f"probe: {len(made)} agent{'s' if len(made) > 1 else ''}")
+    try:
+        for name, spec in agents.items():
+            n, k = probe_counts(made[name], config, deals, seed, opponents, bar)
+            rows += _rows(name, spec, n, k)
+    finally:
+        bar.close()
     return ProbeResult(rows, {f.name: getattr(config, f.name) for f in
                               dataclasses.fields(config) if f.init}, deals, seed, opponents)
 
+
+def _rows(name, spec, n, k) -> list:
+    """The rows of one agent: per class, its decisions, deals and per-response rates."""
+    rows = []
+    for c, cname in enumerate(CLASSES):
+        shown = RESPONSES if cname != "river-lake" else ("lake", "other")
+        res = {}
+        for r, rname in enumerate(RESPONSES):
+            if rname in shown:
+                rate, lo, hi = (None if not np.isfinite(x) else x
+                                for x in ratio_ci(k[:, c, r], n[:, c]))
+                res[rname] = {"rate": rate, "low": lo, "high": hi}   # None: no decisions
+        rows.append({"agent": name, "spec": spec, "class": cname,
+                     "decisions": int(n[:, c].sum()), "deals": int((n[:, c] > 0).sum()),
+                     "responses": res})
+    return rows

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import argparse
 
-from .common import (HelpFormatter, add_out, add_rules, config, fit, int_at_least, out_folder,
+from ..arena.limits import LIMITS
+from .common import (HelpFormatter, add_out, add_rules, config, fit, int_option, out_folder,
                      refuse_alone, say_written)
 
 FILES = "probe.json and probe.md"
@@ -20,7 +21,11 @@ sees, and its move into a response:
   river-lake        a River top could go to the Lake (and no Stream card)    lake, other
 
 Rates are responses per decision of the class, with 95% intervals over deals (the deal is
-the independent unit: a hand's decisions are not independent)."""
+the independent unit: a hand's decisions are not independent).
+
+Every deal of an agent is played at once, so --deals is bounded by memory (about 64 KiB a
+deal: agents/arena/limits.py). A progress bar on stderr counts the hands (deals x agents);
+--quiet hides it."""
 EPILOG = """\
 examples:
   nertz probe learned heuristic:style=river-builder --teams 2 --deals 300
@@ -34,26 +39,32 @@ def add_parser(sub) -> argparse.ArgumentParser:
                        formatter_class=HelpFormatter)
     p.add_argument("agents", metavar="AGENT", nargs="+",
                    help="agent specs (learned, ppo:PATH, heuristic:style=..., greedy, random)")
-    p.add_argument("--deals", type=int_at_least(2), default=200,
-                   help="deals (tables, one hand each) per agent (default: 200)")
+    p.add_argument("--deals", type=int_option("probe_deals"), default=200,
+                   help="deals (tables, one hand each) per agent, an int from 2 to "
+                        f"{LIMITS['probe_deals'].hi:,} (default: 200)")
     p.add_argument("--opponents", default="heuristic:style=river-builder", metavar="SPEC",
                    help="the core bot at every other seat (default: heuristic:style=river-builder)")
     add_rules(p)
     p.set_defaults(teams=2)
     add_out(p, FILES)
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.set_defaults(func=cmd_probe)
     return p
 
 
 def cmd_probe(args) -> int:
-    from ..arena.probe import probe
+    from ..arena.probe import check_probe, probe
     refuse_alone(args, [("--overwrite", args.overwrite, "--out DIR", bool(args.out))])
     cfg = config(args)
     names = {}
     for spec in args.agents:
         names[spec if spec not in names else f"{spec} ({len(names)})"] = spec
+    options = {"deals": "--deals", "seed": "--seed", "opponents": "--opponents",
+               "agent": "AGENT"}
+    check_probe(names, cfg, args.deals, args.seed, args.opponents, options)  # before the folder
     with out_folder(args.out, args.overwrite, "probe") as staging:
-        res = probe(names, cfg, deals=args.deals, seed=args.seed, opponents=args.opponents)
+        res = probe(names, cfg, deals=args.deals, seed=args.seed, opponents=args.opponents,
+                    progress=not args.quiet, names=options)
         print(fit(f"{args.deals} deals, seed {args.seed}, {cfg.num_teams} teams, opponents "
                   f"{args.opponents}; rates per decision, 95% intervals over deals"))
         print(res.table())

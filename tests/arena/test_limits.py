@@ -41,8 +41,8 @@ def refused(kw, *words):
 
 
 # ------------------------------------------------------------------ the same limits
-@pytest.mark.parametrize("key", sorted(k for k in limits.LIMITS if k not in ("block_deals",
-                                                                                "games")))
+@pytest.mark.parametrize("key", sorted(k for k in limits.LIMITS if k not in (
+    "block_deals", "games", "probe_deals", "budget", "responders")))   # the last 3: no spec field
 def test_a_spec_refuses_what_the_cli_refuses_in_the_same_words(key):
     lim = limits.LIMITS[key]
     extra = {"precision": 0.1} if key == "max_deals" else {}
