@@ -42,11 +42,12 @@ the whole run, evaluations included) with the checkpoint and evaluation lines ab
 and at the end what the run folder holds.
 
 --out must name a new or empty folder (a folder holding another run is refused, with
---resume too). With --resume the checkpoint's config is used and only the options given
-change it; without --out it continues in the checkpoint's own run folder (RUN of
-RUN/checkpoints/step_N.zip). A run stopped (Ctrl-C, an error) before its first checkpoint
-removes its folder, so the same command can run again; one stopped later keeps it and prints
-the command that continues it. The options are TrainConfig's fields
+--resume too; --overwrite replaces a finished nertz train run and nothing else). With
+--resume the checkpoint's config is used and only the options given change it; without
+--out it continues in the checkpoint's own run folder (RUN of RUN/checkpoints/step_N.zip).
+A run stopped (Ctrl-C, an error) before its first checkpoint removes its folder, so the
+same command can run again; one stopped later keeps it and prints the command that
+continues it. The options are TrainConfig's fields
 (agents/training/config.py); the run is agents/training/run.py."""
 # a 2M-step run checkpoints at the first rollout boundary past each 250,000 steps: 507,904
 EPILOG = """\
@@ -113,6 +114,11 @@ def add_parser(subparsers):
                 kind = int
             p.add_argument(_flag(f.name), type=kind, default=None, help=help_,
                            metavar=METAVARS.get(f.name))
+    p.add_argument("--overwrite", action="store_true",
+                   help="replace the finished nertz train run in --out (refused for a folder "
+                        "holding anything else, or a run without its final model); the "
+                        "earlier run is deleted when the new one ends, and put back if it "
+                        "stops before its first checkpoint")
     p.set_defaults(func=cmd_train)
     return p
 
@@ -156,11 +162,12 @@ def cmd_train(args) -> int:
         cfg = config_from_args(args)
         print(changed_line(cfg), flush=True)
         say = lambda s: print(s, flush=True)  # noqa: E731
+        overwrite = bool(getattr(args, "overwrite", False))
         if cfg.learner == "lean":
             from ..training.lean_ppo import train_run
-            train_run(cfg, log=say)
+            train_run(cfg, log=say, overwrite=overwrite)
         else:
-            train(cfg, log=say)
+            train(cfg, log=say, overwrite=overwrite)
     except ValueError as err:
         raise ValueError(plain(err)) from None
     except OSError as err:

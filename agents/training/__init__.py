@@ -7,6 +7,8 @@ checkpoints (needs the `[train]` extra).
 One job per module, imported in this order (each imports only those above it):
     league.py       the league of opponents, its weights, the training env (make_env)
     config.py       TrainConfig, its field docs and checks, REWARDS, BEST_HEURISTIC
+    folder.py       the run folder: where a run may write (check_out), what a stopped run
+                    leaves (stopped_cleanly), writes whose errors name the real path
     imitation.py    the warm start: the jitted teacher, its data, behaviour cloning
     evaluation.py   duplicate-deal matches played as tournaments play, eval.jsonl/csv
     checkpoints.py  checkpoints, snapshots, resume_config / load_checkpoint, export_for_play

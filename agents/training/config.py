@@ -45,8 +45,9 @@ FIXED_ON_RESUME = ("teams", "max_ticks", "num_envs", "n_steps", "net_arch", "rew
 class TrainConfig:
     """Every argument of a training run (saved as config.json and beside every checkpoint)."""
     out: str = "runs/train"
-    """run folder (refused when it holds another run): config.json, bc.json, eval.jsonl/csv,
-    checkpoints/, tb/, final.zip"""
+    """run folder, new or empty (a folder holding anything is refused; a resume may name its
+    checkpoint's own run folder, where it continues without --out): config.json, bc.json,
+    eval.jsonl/csv, checkpoints/, tb/, final.zip"""
     seed: int = 0
     """seed of tables, league draws, network initialisation and minibatches"""
     timesteps: int = 1_000_000
@@ -160,7 +161,8 @@ class TrainConfig:
     device: str = "cpu"
     """torch device: cpu, cuda or auto"""
     resume: str | None = None
-    """a checkpoint zip to continue from (checkpoints/step_N.zip); its saved config is used"""
+    """a checkpoint zip to continue from (RUN/checkpoints/step_N.zip); its saved config is
+    used, and it continues in RUN unless --out names a new or empty folder"""
 
     def __post_init__(self):
         for name in BY_LEARNER:

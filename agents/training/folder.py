@@ -10,6 +10,7 @@ run folder are (`checkpoint_files`, `checkpoint_run`) is here.
 """
 from __future__ import annotations
 
+import os
 import re
 import shutil
 from contextlib import contextmanager
@@ -89,11 +90,31 @@ def checkpoint_steps(run: Path, lean: bool) -> list:
     return sorted(out)
 
 
-def check_out(cfg: TrainConfig) -> str:
+RUN_FILES = ("config.json", "bc.json", "eval.csv", "eval.jsonl", "final.zip", "final.npz",
+             "final.json")
+RUN_DIRS = ("checkpoints", "snapshots", "critics", "tb")
+
+
+def unfinished(out: Path) -> str | None:
+    """None when out holds a finished `nertz train` run and nothing else (config.json, a
+    final model, and only the files and folders a run writes), else why not."""
+    held = sorted(p.relative_to(out).as_posix() for p in out.rglob("*") if not p.is_dir())
+    foreign = [f for f in held if f not in RUN_FILES and f.split("/")[0] not in RUN_DIRS]
+    if foreign:
+        return f"it holds {foreign[0]}, which nertz train does not write"
+    if not (out / "config.json").is_file():
+        return "it has no config.json"
+    if not ((out / "final.zip").is_file() or (out / "final.npz").is_file()):
+        return "it has no final model (an unfinished run: continue or remove it)"
+    return None
+
+
+def check_out(cfg: TrainConfig, overwrite: bool = False) -> str:
     """Where a run may write, checked before anything is: 'new' (out does not exist), 'empty'
-    (an empty folder) or 'own' (a resume into its checkpoint's own run folder); a ValueError
+    (an empty folder), 'own' (a resume into its checkpoint's own run folder) or, with
+    overwrite, 'replace' (a finished run of nertz train and nothing else); a ValueError
     naming out otherwise (a file, or a folder holding anything: another run's files are
-    never replaced, a resume's --out included)."""
+    never replaced without --overwrite, a resume's --out included)."""
     out = Path(cfg.out)
     if cfg.resume:
         run = checkpoint_run(cfg.resume)
@@ -105,6 +126,15 @@ def check_out(cfg: TrainConfig) -> str:
         raise ValueError(f"out={cfg.out!r} is a file, not a folder: name a new or empty folder")
     if not any(out.iterdir()):
         return "empty"
+    if overwrite:
+        why = unfinished(out)
+        if why:
+            raise ValueError(f"out={cfg.out!r}: --overwrite replaces only a finished nertz "
+                             f"train run, and {why}; name a new or empty folder")
+        if cfg.resume and Path(cfg.resume).resolve().is_relative_to(out.resolve()):
+            raise ValueError(f"out={cfg.out!r}: --overwrite would delete the checkpoint it "
+                             "resumes; name another folder")
+        return "replace"
     if (out / "config.json").exists():
         what = "already holds a run (config.json)"
     else:
@@ -117,42 +147,65 @@ def check_out(cfg: TrainConfig) -> str:
         done = checkpoint_steps(out, cfg.learner == "lean")
         if done and cfg.learner != "lean":
             hint += f", or continue that run: nertz train --resume {done[-1][1]}"
+        if unfinished(out) is None:
+            hint += ", or give --overwrite to replace that finished run"
     raise ValueError(f"out={cfg.out!r} {what}: {hint}")
+
+
+def aside(run: Path) -> Path:
+    """Where an earlier run replaced by --overwrite waits until the new run ends."""
+    return run.with_name(f".{run.name}.old-{os.getpid()}")
 
 
 def stopped_line(cfg: TrainConfig, state: str, run: Path) -> str:
     """After a run stopped (Ctrl-C or an error): its folder removed when it holds no
-    checkpoint of this run (so the same command can run again), else kept; the line says
-    which, and the command that continues it."""
+    checkpoint of this run (so the same command can run again; an earlier run replaced by
+    --overwrite is put back), else kept; the line says which, and the command that
+    continues it."""
     lean = cfg.learner == "lean"
     done = checkpoint_steps(run, lean)
     if state != "own" and not done:
-        if state == "new":
+        if state in ("new", "replace"):
             shutil.rmtree(run, ignore_errors=True)
         else:                                        # it was empty: empty again
             for p in list(run.iterdir()) if run.is_dir() else ():
                 shutil.rmtree(p, ignore_errors=True) if p.is_dir() else p.unlink(missing_ok=True)
+        if state == "replace":
+            os.rename(aside(run), run)
+            return (f"no checkpoint was written: {run} holds the earlier run again, as it was")
         return (f"no checkpoint was written: {run} was " + ("removed" if state == "new"
                 else "emptied") + ", so the same command can run again")
+    if state == "replace":
+        shutil.rmtree(aside(run), ignore_errors=True)
+    if not done:
+        return f"{run} is kept as it was"
     step, ck = done[-1]
+    gone = " (the earlier run --overwrite replaced is deleted)" if state == "replace" else ""
     if lean:
-        return (f"{run} is kept with its checkpoints (the latest at step {step:,}: {ck}); the "
-                f"lean PPO does not resume: start a new run from it with --init {ck} (actor "
-                f"and critic), or remove {run} to run the same command again")
-    return (f"{run} is kept with its checkpoints; continue from the latest (step {step:,}): "
-            f"nertz train --resume {ck} (to timesteps={cfg.timesteps:,}, this run's total)")
+        return (f"{run} is kept with its checkpoints{gone} (the latest at step {step:,}: {ck}); "
+                f"the lean PPO does not resume: start a new run from it with --init {ck} "
+                f"(actor and critic), or remove {run} to run the same command again")
+    return (f"{run} is kept with its checkpoints{gone}; continue from the latest (step "
+            f"{step:,}): nertz train --resume {ck} --timesteps {cfg.timesteps} (this run's "
+            "total)")
 
 
 @contextmanager
 def stopped_cleanly(cfg: TrainConfig, state: str, log=print):
-    """Around the part of a run that writes into its folder: on Ctrl-C or an error the folder
-    is removed or kept (stopped_line); the line goes on the KeyboardInterrupt (`out_note`,
-    which `nertz` prints) or, for an error, to log before it propagates."""
+    """The part of a run that writes into its folder: the folder made (an earlier run that
+    --overwrite replaces moved aside first: `aside`), then on success the earlier run
+    deleted; on Ctrl-C or an error the folder removed or kept (stopped_line), the line put
+    on the KeyboardInterrupt (`out_note`, which `nertz` prints) or, for an error, logged
+    before it propagates."""
+    run = Path(cfg.out)
+    if state == "replace":
+        os.rename(run, aside(run))
     try:
+        run.mkdir(parents=True, exist_ok=True)
         yield
     except BaseException as err:
         try:
-            line = stopped_line(cfg, state, Path(cfg.out))
+            line = stopped_line(cfg, state, run)
         except Exception:                            # the cleanup must not hide the error
             line = None
         if isinstance(err, KeyboardInterrupt):
@@ -160,3 +213,5 @@ def stopped_cleanly(cfg: TrainConfig, state: str, log=print):
         elif line:
             log(line)
         raise
+    if state == "replace":
+        shutil.rmtree(aside(run), ignore_errors=True)

@@ -455,10 +455,11 @@ def save_untrained(cfg: TrainConfig, path) -> Path:
     return save_actor(actor, cfg, path, 0)
 
 
-def train_run(cfg: TrainConfig, log=print) -> Path:
+def train_run(cfg: TrainConfig, log=print, overwrite: bool = False) -> Path:
     """`nertz train --learner lean`: a run folder (new or empty, checked first: checkpoints.py
     check_out) with config.json, checkpoints/step_N.npz (every checkpoint_every steps) and
-    final.npz + final.json; a line every tenth of the run. The folder is created only once
+    final.npz + final.json; a line every tenth of the run (overwrite: as run.py train's).
+    The folder is created only once
     the env, the network and init are made (a refusal leaves nothing), and a run stopped
     before its first checkpoint removes it (checkpoints.py stopped_cleanly). Returns
     final.npz's path."""
@@ -467,7 +468,7 @@ def train_run(cfg: TrainConfig, log=print) -> Path:
 
     from .folder import check_out, stopped_cleanly, write_json
     run = Path(cfg.out)
-    state = check_out(cfg)
+    state = check_out(cfg, overwrite)
     rollout = cfg.n_steps * cfg.num_envs
     if cfg.formats:
         from .formats import describe, resolve, table_shares
@@ -477,8 +478,7 @@ def train_run(cfg: TrainConfig, log=print) -> Path:
     guard = ExitStack()
 
     def begin():
-        guard.enter_context(stopped_cleanly(cfg, state, log))
-        run.mkdir(parents=True, exist_ok=True)
+        guard.enter_context(stopped_cleanly(cfg, state, log))     # makes the folder
         write_json(run / "config.json", {"config": cfg.to_dict()})
 
     t0 = time.perf_counter()

@@ -122,9 +122,11 @@ def quiet_logger(tb):
     return Logger(folder=None, output_formats=[])
 
 
-def train(cfg: TrainConfig, log=print, callbacks=()):
+def train(cfg: TrainConfig, log=print, callbacks=(), overwrite: bool = False):
     """A whole run (module docstring); returns the trained model (also saved as final.zip).
-    callbacks: more SB3 callbacks, run after the run's own.
+    callbacks: more SB3 callbacks, run after the run's own; overwrite: out may hold a
+    finished run of nertz train, which this one replaces (deleted once it ends; put back if
+    it stops before its first checkpoint).
 
     The run folder (out) is checked first (new, empty, or a resume's own run folder:
     checkpoints.py check_out) and created only once the model is made (every refusal
@@ -137,7 +139,7 @@ def train(cfg: TrainConfig, log=print, callbacks=()):
         raise ValueError(f"learner={cfg.learner!r}: this is SB3's run; the lean PPO is "
                          "agents/training/lean_ppo.py train_run")
     run = Path(cfg.out)
-    state = check_out(cfg)
+    state = check_out(cfg, overwrite)
     os.environ.setdefault("OMP_NUM_THREADS", str(cfg.torch_threads))
     torch.set_num_threads(cfg.torch_threads)
     tb = None
@@ -159,8 +161,7 @@ def train(cfg: TrainConfig, log=print, callbacks=()):
     logger = quiet_logger(tb)
     if logger is not None:
         model.set_logger(logger)
-    with stopped_cleanly(cfg, state, log):
-        run.mkdir(parents=True, exist_ok=True)
+    with stopped_cleanly(cfg, state, log):          # makes the folder
         write_json(run / "config.json", run_info(cfg))
         if cfg.resume and state != "own":
             adopt_snapshots(model, run)

@@ -204,8 +204,9 @@ def test_ctrl_c_after_a_checkpoint_keeps_it_and_prints_the_command_that_continue
                        "--out", str(out)]) == 130
     err = capsys.readouterr().err
     assert "no half-written" not in err and "is kept with its checkpoints" in err
-    (cmd,) = re.findall(r"nertz train (--resume \S+)", err)
+    (cmd,) = re.findall(r"nertz train (--resume \S+ --timesteps \d+)", err)
     ck = cmd.split()[1]
+    assert cmd.endswith("--timesteps 384")
     assert (out / "checkpoints").is_dir() and ck.endswith(".zip")
     assert ck == str(max((out / "checkpoints").glob("step_*.zip"),
                          key=lambda p: int(p.stem[5:])))
@@ -214,6 +215,38 @@ def test_ctrl_c_after_a_checkpoint_keeps_it_and_prints_the_command_that_continue
     assert (out / "final.zip").is_file()
     assert json.loads((out / "checkpoints" / "step_384.json").read_text())["num_timesteps"] \
         == 384
+
+
+def test_overwrite_replaces_a_finished_run_only_and_puts_it_back_when_stopped_early(
+        tmp_path, monkeypatch, capsys):
+    out = tmp_path / "run"
+    argv = ["train", *TINY_ARGS, "--timesteps", "128", "--checkpoint-every", "0",
+            "--out", str(out)]
+    assert nertz_main(argv) == 0
+    first = files_of(out)
+    capsys.readouterr()
+    assert nertz_main(argv) == 2                          # a run there: refused, unchanged
+    assert "give --overwrite" in capsys.readouterr().err and files_of(out) == first
+    interrupt_at(monkeypatch, 128)                       # stopped before a checkpoint
+    assert nertz_main(argv[:-2] + ["--timesteps", "512", "--seed", "5", "--overwrite",
+                                   "--out", str(out)]) == 130
+    assert "holds the earlier run again" in capsys.readouterr().err
+    assert files_of(out) == first and sorted(p.name for p in tmp_path.iterdir()) == ["run"]
+    monkeypatch.undo()
+    assert nertz_main(argv[:-2] + ["--seed", "5", "--overwrite", "--out", str(out)]) == 0
+    assert files_of(out) != first and sorted(p.name for p in tmp_path.iterdir()) == ["run"]
+    assert json.loads((out / "config.json").read_text())["config"]["seed"] == 5
+    # not a finished run of nertz train: refused even with --overwrite, nothing changes
+    (out / "final.zip").unlink()
+    (tmp_path / "mine").mkdir()
+    (tmp_path / "mine" / "config.json").write_text("{}")
+    (tmp_path / "mine" / "final.zip").write_text("")
+    (tmp_path / "mine" / "notes.txt").write_text("keep")
+    for folder, words in ((out, "no final model"), (tmp_path / "mine", "notes.txt")):
+        before = files_of(folder)
+        assert nertz_main(argv[:-2] + ["--overwrite", "--out", str(folder)]) == 2
+        err = capsys.readouterr().err
+        assert words in err and files_of(folder) == before, err
 
 
 # ---------------------------------------------------------------------------- 3, 4. lean config
@@ -388,7 +421,7 @@ def test_terminal_escape_codes_never_reach_an_error_line(monkeypatch, capsys, tm
     assert plain("\x1b[1mWeights only load failed\x1b[0m: \x1b]8;;http://x\x07link") == \
         "Weights only load failed: link"
 
-    def coloured(cfg, log=print):
+    def coloured(cfg, log=print, **kw):
         raise ValueError("checkpoint: \x1b[31mUnpicklingError\x1b[0m bad")
 
     monkeypatch.setattr(train_cli, "train", coloured)
