@@ -18,7 +18,8 @@ export,
 Exit status (EXIT_STATUS, also in `nertz --help`): 0 done; 1 the run failed on a file or
 folder (an OSError, printed on one line naming the path; a run's --out is then left as it
 was); 2 a bad option, value or input file (a ValueError, one line); 130 interrupted (Ctrl-C;
-nothing half-written is kept).
+nothing half-written is kept); 141 its output pipe was closed early (`nertz game | head`:
+no message).
 """
 from __future__ import annotations
 
@@ -29,7 +30,8 @@ from .common import HelpFormatter, Parser, one_line
 
 COMMANDS = (play, game, tournament, experiment, replay, train, exploit, probe, export)
 EXIT_STATUS = ("exit status: 0 done, 1 a file or folder could not be written or read (the "
-               "message names it), 2 a bad option, value or input file, 130 interrupted; "
+               "message names it), 2 a bad option, value or input file, 130 interrupted, 141 "
+               "its output pipe closed early (| head); "
                "a run's --out folder is complete or left as it was")
 
 
@@ -66,6 +68,9 @@ def main(argv=None) -> int:
     except ValueError as err:          # bad option values: the config's own message
         print(f"nertz: error: {one_line(err)}", file=sys.stderr)
         return 2
+    except BrokenPipeError:            # `nertz ... | head`: the reader left; say nothing more
+        _quiet_stdout()
+        return 141
     except OSError as err:             # the file system's refusal, naming the path
         print(f"nertz: error: {one_line(os_error_line(err))}", file=sys.stderr)
         return 1
@@ -73,6 +78,17 @@ def main(argv=None) -> int:
         note = getattr(err, "out_note", None) or "no half-written --out folder is kept"
         print(f"nertz: interrupted ({note})", file=sys.stderr)
         return 130
+
+
+def _quiet_stdout() -> None:
+    """Point stdout at /dev/null so the interpreter's own flush at exit does not fail again on
+    the closed pipe (Python's documented recipe for SIGPIPE)."""
+    import os
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):      # stdout not a real file (captured in tests)
+        pass
 
 
 def os_error_line(err: OSError) -> str:

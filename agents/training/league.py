@@ -36,6 +36,8 @@ from nertz_env.core.scoring import relative_points
 from nertz_env.envs.opponents import for_table
 from nertz_env.optional import require
 
+from ..specs import split_lineup
+
 SNAPSHOT = "snapshot:"
 
 
@@ -85,7 +87,7 @@ def parse_entry(entry, n_others: int, where: str = "opponent") -> LeagueEntry:
         return LeagueEntry(f"snapshot:{Path(path).stem}", [f"ppo:{path}"] * n_others,
                            [(POLICY_EXTERNAL, knobs0)] * n_others, path=path,
                            agents=[agent] * n_others)
-    specs = [s.strip() for s in entry.split("+")]
+    specs = split_lineup(entry)         # a '+' inside a spec (constraints) stays in it
     if len(specs) == 1:
         specs = specs * n_others
     if len(specs) != n_others:
