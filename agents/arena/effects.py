@@ -166,6 +166,7 @@ def plot_forest(rows: list, path, title: str = "",
     require("matplotlib", "matplotlib", "the forest plot (forest.png)")
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
+    from matplotlib.ticker import MaxNLocator
 
     outcomes = list(dict.fromkeys(r["outcome"] for r in rows))
     keys = ["treatment", "opponents", "teams", "speeds", "rules", "mode"]
@@ -175,7 +176,7 @@ def plot_forest(rows: list, path, title: str = "",
     n = len(labels)
     height = max(2.5, 0.28 * n + 1.6)
     width = 4.0 + 3.2 * len(outcomes)
-    fig = Figure(figsize=(width, height))
+    fig = Figure(figsize=(width, height), layout="constrained")
     FigureCanvasAgg(fig)
     axes = fig.subplots(1, len(outcomes), sharey=True, squeeze=False)[0]
     pos = {lab: i for i, lab in enumerate(labels)}
@@ -190,15 +191,14 @@ def plot_forest(rows: list, path, title: str = "",
         ax.axvline(0.0, color="grey", ls=":", lw=1)
         ax.set_title(OUTCOME_LABEL[o], fontsize=9)
         ax.grid(axis="x", alpha=0.3)
+        ax.xaxis.set_major_locator(MaxNLocator(nbins=5))     # tick labels that never collide
+        ax.tick_params(axis="x", labelsize=8)
     axes[0].set_yticks(range(n))
     axes[0].set_yticklabels(labels, fontsize=8)
     axes[0].invert_yaxis()
-    fig.text(0.5, 0.005, caption, ha="center", fontsize=8)
-    top = 1.0
+    # constrained layout places the title, the panels' titles and the caption without overlap
+    fig.supxlabel(caption, fontsize=8)
     if title:
-        lines = textwrap.wrap(title, max(40, int(width * 11)))
-        fig.suptitle("\n".join(lines), fontsize=10, y=0.995, va="top")
-        top = 1.0 - (0.19 * len(lines) + 0.08) / height   # the title's lines, above the panels'
-    fig.tight_layout(rect=(0, 0.03, 1, top))
+        fig.suptitle("\n".join(textwrap.wrap(title, max(40, int(width * 11)))), fontsize=10)
     with atomic_path(path) as tmp:
         fig.savefig(tmp, format="png", dpi=100, metadata={"Software": None})

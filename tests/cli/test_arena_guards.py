@@ -366,6 +366,11 @@ def _title_clear(fig):
     r = fig.canvas.get_renderer()
     low = fig._suptitle.get_window_extent(r).y0
     assert all(low >= ax.title.get_window_extent(r).y1 for ax in fig.axes)
+    for ax in fig.axes:                      # the x tick labels of a panel never collide
+        boxes = sorted((t.get_window_extent(r) for t in ax.get_xticklabels() if t.get_text()),
+                       key=lambda b: b.x0)
+        assert all(a.x1 <= b.x0 for a, b in zip(boxes, boxes[1:])), [t.get_text() for t in
+                                                                   ax.get_xticklabels()]
 
 
 def test_a_missing_model_is_named_once_beside_its_spec(capsys):
