@@ -3,13 +3,18 @@ output, refuses --teams for a safe-format model, reads the run info beside an SB
 by field (one line naming the file and field), names the real file in an I/O error, says
 "is a directory" / "is not a regular file", strips terminal escape codes from a loader's
 message, and its ONNX graph plays the model's constraint (the numpy policy's move) or is
-refused."""
+refused. It replaces an existing output only with --overwrite and never a directory, FIFO,
+socket or device (a link to one included); its outputs appear all or none (a failure or
+Ctrl-C at any write or rename leaves every old file and no temporary); OUT must be a path
+stem; --trust with a safe-format model is refused."""
 from __future__ import annotations
 
+import contextlib
 import errno
 import hashlib
 import os
 import shutil
+import stat
 from pathlib import Path
 from unittest import mock
 
@@ -316,3 +321,185 @@ def test_an_unmasked_models_graph_ignores_its_constraint(tmp_path):
     from agents.learned.onnx_export import graph_constraint
     meta = {"architecture": {"action_net": "unmasked"}, "constraint": "keep-river"}
     assert graph_constraint(meta) == 0
+
+
+# ------------------------------------------------------------------ 6. existing outputs
+def _other_model_files(tmp_path):
+    """o.npz / o.json hold another model, g.onnx another graph: what a careless export
+    would lose."""
+    tiny_model(tmp_path / "o", seed=7)
+    (tmp_path / "g.onnx").write_bytes(b"another graph")
+
+
+@pytest.mark.parametrize("existing", ["o.npz", "o.json", "g.onnx"])
+def test_an_existing_output_is_replaced_only_with_overwrite(tmp_path, monkeypatch, existing):
+    """`nertz export M out1` silently replaced an out1.npz/.json holding another model."""
+    pytest.importorskip("onnx")
+    monkeypatch.chdir(tmp_path)
+    tiny_model(tmp_path / "m")
+    _other_model_files(tmp_path)
+    for name in {"o.npz", "o.json", "g.onnx"} - {existing}:
+        (tmp_path / name).unlink()
+    err = refused(["export", "m.npz", "o", "--onnx", "g.onnx"], tmp_path, existing, "exists",
+                  "--overwrite")
+    assert ("--onnx" if existing == "g.onnx" else "OUT 'o'") in err
+    assert main(["export", "m.npz", "o", "--onnx", "g.onnx", "--overwrite"]) == 0
+    assert (tmp_path / "o.npz").read_bytes() == (tmp_path / "m.npz").read_bytes()
+    assert (tmp_path / "o.json").read_bytes() == (tmp_path / "m.json").read_bytes()
+    assert (tmp_path / "g.onnx").read_bytes()[:20] != b"another graph"[:20]
+    assert sorted(p.name for p in tmp_path.iterdir()) == \
+        ["g.onnx", "m.json", "m.npz", "o.json", "o.npz"]            # no temporary left
+
+
+def _make_node(path: Path, kind: str, tmp_path: Path):
+    if kind == "chardev":
+        try:
+            os.mknod(path, stat.S_IFCHR | 0o666, os.makedev(1, 3))   # a null device, here
+        except PermissionError:
+            pytest.skip("creating a device node needs root")
+    elif kind == "fifo":
+        os.mkfifo(path)
+    elif kind == "dir":
+        path.mkdir()
+    elif kind == "link-to-fifo":
+        os.mkfifo(tmp_path / "a_fifo")
+        path.symlink_to("a_fifo")
+    elif kind == "link-to-dir":
+        (tmp_path / "a_dir").mkdir()
+        path.symlink_to("a_dir")
+
+
+@pytest.mark.parametrize("overwrite", [False, True])
+@pytest.mark.parametrize("kind", ["chardev", "fifo", "dir", "link-to-fifo", "link-to-dir"])
+@pytest.mark.parametrize("target", ["e.onnx", "o.npz", "o.json"])
+def test_a_target_that_is_not_a_regular_file_is_refused_even_with_overwrite(
+        tmp_path, monkeypatch, kind, target, overwrite):
+    """`mknod e/nulldev c 1 3; nertz export M --onnx e/nulldev` replaced the device node
+    with a file."""
+    pytest.importorskip("onnx")
+    monkeypatch.chdir(tmp_path)
+    tiny_model(tmp_path / "m")
+    _make_node(tmp_path / target, kind, tmp_path)
+    before = os.lstat(tmp_path / target)
+    argv = ["export", "m.npz", "o", "--onnx", "e.onnx"] + (["--overwrite"] if overwrite else [])
+    err = refused(argv, tmp_path, target)
+    assert ("is a directory" if "dir" in kind else "is not a regular file") in err
+    after = os.lstat(tmp_path / target)
+    assert (after.st_mode, after.st_ino, after.st_rdev) == \
+        (before.st_mode, before.st_ino, before.st_rdev)
+
+
+# ------------------------------------------------------------------ 7. all outputs or none
+def _fail_rename_to(name, exc):
+    real = os.replace
+
+    def replace(src, dst):                  # a new file's rename (from a .part temporary)
+        if Path(dst).name == name and ".part" in Path(src).name:
+            raise exc
+        return real(src, dst)
+    return mock.patch("nertz_env.files.atomic.os.replace", replace)   # os itself
+
+
+def _fail_graph_write():
+    def write_bytes(path, data):
+        raise PermissionError(errno.EACCES, "Permission denied", str(path))
+    return mock.patch("nertz_env.files.write_bytes", write_bytes)
+
+
+@pytest.mark.parametrize("how", ["graph write", "npz rename", "json rename", "graph rename",
+                                 "ctrl-c at graph rename", "no hard links"])
+@pytest.mark.parametrize("overwrite", [False, True])
+def test_outputs_appear_all_or_none(tmp_path, monkeypatch, how, overwrite):
+    """`nertz export z/ok.zip q --onnx /sys/q.onnx` failed with Permission denied and left
+    q.npz/q.json; with --overwrite a failure must leave the old files as they were."""
+    pytest.importorskip("onnx")
+    monkeypatch.chdir(tmp_path)
+    tiny_model(tmp_path / "m")
+    if overwrite:
+        _other_model_files(tmp_path)
+    before = snapshot(tmp_path)
+    fail = {"graph write": _fail_graph_write,
+            "npz rename": lambda: _fail_rename_to("o.npz", OSError(errno.EIO, "I/O error")),
+            "json rename": lambda: _fail_rename_to("o.json", OSError(errno.EIO, "I/O error")),
+            "graph rename": lambda: _fail_rename_to("g.onnx", OSError(errno.EIO, "I/O error")),
+            "ctrl-c at graph rename": lambda: _fail_rename_to("g.onnx", KeyboardInterrupt()),
+            "no hard links": lambda: _fail_rename_to("g.onnx", OSError(errno.EIO, "I/O error")),
+            }[how]
+    argv = ["export", "m.npz", "o", "--onnx", "g.onnx"] + (["--overwrite"] if overwrite else [])
+    with fail(), mock.patch("os.link", side_effect=OSError(errno.EPERM, "no links")) \
+            if how == "no hard links" else contextlib.nullcontext():
+        rc, err = run_cli(argv)
+    assert rc == (130 if how.startswith("ctrl-c") else 1), err
+    if rc == 1:
+        assert len(err.splitlines()) == 1 and ".part" not in err and ".old" not in err
+    assert snapshot(tmp_path) == before            # no output, no temporary, old files kept
+
+
+def test_the_overwrite_that_succeeds_leaves_no_backup(tmp_path, monkeypatch):
+    pytest.importorskip("onnx")
+    monkeypatch.chdir(tmp_path)
+    tiny_model(tmp_path / "m")
+    _other_model_files(tmp_path)
+    with mock.patch("os.link", side_effect=OSError(errno.EPERM, "no links")):
+        assert main(["export", "m.npz", "o", "--onnx", "g.onnx", "--overwrite"]) == 0
+    assert sorted(p.name for p in tmp_path.iterdir()) == \
+        ["g.onnx", "m.json", "m.npz", "o.json", "o.npz"]
+    assert (tmp_path / "o.npz").read_bytes() == (tmp_path / "m.npz").read_bytes()
+
+
+# ------------------------------------------------------------------ 8. OUT is a path stem
+@pytest.mark.parametrize("out, why", [
+    ("", "is empty"), (".npz", "no name before its suffix"),
+    (".json", "no name before its suffix"), ("sub/", "is a folder"), ("sub", "is a folder"),
+    (".", "is a folder"), ("..", "is a folder"), ("sub/.", "is a folder"),
+    ("newdir/", "is a folder"), (".mine", "hidden name"), ("sub/.mine.npz", "hidden name"),
+    ("x.npz.npz", "doubled suffix"), ("x.json.npz", "doubled suffix"),
+    ("x.onnx", "--onnx FILE"), ("x.zip", "ends in .zip"),
+])
+def test_out_must_be_a_path_stem(tmp_path, monkeypatch, out, why):
+    """'' wrote ..npz/..json, '.npz' wrote .npz.npz, an existing folder 'sub/' wrote sub.npz
+    beside it."""
+    monkeypatch.chdir(tmp_path)
+    tiny_model(tmp_path / "m")
+    (tmp_path / "sub").mkdir()
+    refused(["export", "m.npz", out], tmp_path, why, "OUT must be a path stem",
+            "'models/mine' (or 'models/mine.npz') writes models/mine.npz and models/mine.json")
+
+
+@pytest.mark.parametrize("out", ["o", "o.npz", "o.json", "sub/o", "./o.v2"])
+def test_a_stem_with_or_without_its_suffix_writes_stem_npz_and_json(tmp_path, monkeypatch,
+                                                                    out):
+    monkeypatch.chdir(tmp_path)
+    tiny_model(tmp_path / "m")
+    (tmp_path / "sub").mkdir()
+    assert main(["export", "m.npz", out]) == 0
+    stem = out[:-len(Path(out).suffix)] if Path(out).suffix in (".npz", ".json") else out
+    assert (tmp_path / f"{stem}.npz").read_bytes() == (tmp_path / "m.npz").read_bytes()
+    assert (tmp_path / f"{stem}.json").is_file()
+
+
+# ------------------------------------------------------------------ 9. meaningless options
+def test_trust_with_a_safe_model_is_refused_not_ignored(tmp_path):
+    npz = tiny_model(tmp_path / "m")
+    refused(["export", npz, tmp_path / "o", "--trust"], tmp_path,
+            "--trust is for an SB3 zip", "leave it out")
+
+
+@pytest.mark.parametrize("teams", [2, 4])
+def test_the_docs_command_remakes_the_shipped_files_byte_for_byte(tmp_path, monkeypatch, teams):
+    """docs/models.md: `nertz export learned_Nteams.zip learned_Nteams --teams N --overwrite`
+    beside the shipped files. With --teams the JSON beside the zip is not read as run info,
+    so it may be replaced (it was refused as 'the run info read beside MODEL'); without
+    --overwrite it is refused as existing."""
+    pytest.importorskip("sb3_contrib")
+    monkeypatch.chdir(tmp_path)
+    name = f"learned_{teams}teams"
+    for ext in (".zip", ".npz", ".json"):
+        shutil.copy(MODELS / f"{name}{ext}", tmp_path / f"{name}{ext}")
+    argv = ["export", f"{name}.zip", name, "--teams", str(teams)]
+    refused(argv, tmp_path, f"{name}.npz exists", "--overwrite")
+    assert main(argv + ["--overwrite"]) == 0
+    for ext in (".npz", ".json"):
+        assert (tmp_path / f"{name}{ext}").read_bytes() == (MODELS / f"{name}{ext}").read_bytes()
+    assert sorted(p.name for p in tmp_path.iterdir()) == \
+        [f"{name}.json", f"{name}.npz", f"{name}.zip"]
