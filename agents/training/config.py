@@ -120,7 +120,7 @@ class TrainConfig:
     """PPO minibatch size"""
     n_epochs: int | None = None
     """PPO epochs per update; with the lean learner 2 learn as much per step as 4 did on the
-    generalist recipe (three seeds at 12M steps, benchmarks/README.md, 2026-12-04)"""
+    generalist recipe (three seeds at 12M steps, benchmarks/HISTORY.md, 2026-12-04)"""
     learning_rate: float = 3e-4
     """PPO Adam learning rate"""
     gamma: float = 0.99
@@ -157,7 +157,7 @@ class TrainConfig:
     only). Threads change speed only (the same weights bit for bit where
     measured); 2 make the lean learner 1.3x faster on an idle 2-core machine but several
     times slower when another run shares the cores: give 1 to runs side by side
-    (benchmarks/README.md, 2026-12-04)"""
+    (benchmarks/HISTORY.md, 2026-12-04)"""
     device: str = "cpu"
     """torch device: cpu, cuda or auto"""
     resume: str | None = None
