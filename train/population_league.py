@@ -28,7 +28,13 @@ the safe-format loader, every weight finite, and its critic where one lies besid
 zip is refused: `nertz export` converts one), --deals and the seeds against the limits table
 (agents/arena/limits.py), --legs, --steps and the number of mains against the bounds below,
 the first round's training configs, and --out: new, empty, or this population's own folder
-(finished legs are kept and skipped; a stopped leg or a judgement.json is refused).
+(finished legs are kept and skipped; a stopped leg or a judgement.json is refused). The
+arguments that define the legs (every --start, its name, path and sha256, in order; --steps;
+--seed) are recorded in OUT/league.json before the first leg trains (train/common.py); a rerun
+into that folder with other values is refused, naming the first that differs and both values,
+as is one whose existing legs' config.json hold other seeds or steps. --legs may grow, to add
+legs. An --out that cannot be a folder (a file in the way) is refused, and one that cannot be
+made is an error (exit 1), before any leg.
 
 Judgement (at 2 solo teams, fresh duplicate deals, the deal the unit of each interval): each
 main's last model against its start, the mains' last models against each other and their
@@ -51,6 +57,8 @@ from pathlib import Path
 
 from agents.arena.limits import MAX_SEED, check_int
 from nertz_env.files import write_json
+from train.common import (ScriptParser, check_leg_configs, check_out_path, check_record,
+                          make_out, record, undo_out)
 from train.exploiter_league import BOTS, RECIPE, agreement, head_to_head, leg
 
 PROG = "python -m train.population_league"
@@ -256,11 +264,10 @@ def check_out(out: Path, rounds: list) -> None:
     """--out: new, empty, or this population's folder (finished legs, each readable, kept and
     skipped; a leg after an unfinished one, a stopped leg, a judgement.json or anything else
     refused)."""
-    if out.exists() and not out.is_dir():
-        raise ValueError(f"--out {str(out)!r} is not a folder")
+    check_out_path(out)
     legs = [f for rnd in rounds for _, f, *_ in rnd]
     if out.is_dir():
-        names = sorted(p.name for p in out.iterdir())
+        names = sorted(p.name for p in out.iterdir() if p.name != "league.json")
         if "judgement.json" in names:
             raise ValueError(f"--out {str(out)!r} holds a judged population (judgement.json): "
                              "give another folder (or delete judgement.json to judge again)")
@@ -283,6 +290,13 @@ def check_out(out: Path, rounds: list) -> None:
             elif any(f.iterdir()):
                 raise ValueError(f"{f} holds a stopped leg (files, no final.npz): delete that "
                                  "folder to run the leg again")
+
+
+def league_record(a, starts: dict) -> dict:
+    """OUT/league.json: the arguments that define the legs (train/common.py)."""
+    return record(PROG, {"--start": [f"{n}={Path(p).resolve()}" for n, p in starts.items()],
+                         "--steps": a.steps, "--seed": a.seed},
+                  {f"--start {n}": p for n, p in starts.items()})
 
 
 def check_args(a, recipe: dict) -> dict:
@@ -313,6 +327,9 @@ def check_args(a, recipe: dict) -> dict:
     widths = {n: check_model(p, f"--start {n}={p}") for n, p in starts.items()}
     rounds = plan(Path(a.out), starts, a.legs, a.steps, a.seed)
     check_out(Path(a.out), rounds)
+    check_record(Path(a.out), league_record(a, starts), "population")
+    check_leg_configs([(f, {"seed": s, "timesteps": a.steps})
+                       for rnd in rounds for _, f, _, _, s in rnd])
     for name, f, init, opp, s in rounds[0]:        # later rounds: the same, other models
         try:
             lean_config(out=str(f), init=init, opponents=opp, timesteps=a.steps, seed=s,
@@ -337,8 +354,8 @@ def _child(a) -> int:
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(prog=PROG, description=__doc__,
-                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = ScriptParser(prog=PROG, description=__doc__,
+                      formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--out", help="the population's folder (one folder per main and leg)")
     ap.add_argument("--start", action="append", default=[], metavar="NAME=MODEL",
                     help=f"a main and the safe-format model it starts from (2 to {MAX_MAINS})")
@@ -355,11 +372,14 @@ def main(argv=None) -> int:
     ap.add_argument("--recipe", help=argparse.SUPPRESS)
     a = ap.parse_args(argv)
     recipe = {**RECIPE, "torch_threads": 1}
+    out = Path(a.out or ".")
+    created = wrote = False
     try:
         if a.one_leg:
             return _child(a)
         starts = check_args(a, recipe)
-        out, t0 = Path(a.out), time.perf_counter()
+        created, wrote = make_out(out, league_record(a, starts))   # the folder, league.json
+        t0 = time.perf_counter()
         chain = run_population(out, starts, a.legs, a.steps, a.seed, recipe, a.parallel)
         trained = time.perf_counter() - t0
         print(f"legs trained in {trained:,.0f} s; judging on {a.deals:,} deals per match")
@@ -377,20 +397,20 @@ def main(argv=None) -> int:
                                             "chain": chain, "rows": rows})
         print(f"wrote {out / 'judgement.json'}")
         return 0
-    except ValueError as err:
-        print(f"{PROG}: error: {_line(err)}", file=sys.stderr)
-        return 2
-    except LegFailed as err:
-        print(f"{PROG}: error: {_line(err)}", file=sys.stderr)
-        return 1
-    except OSError as err:
-        where = err.filename if err.filename is not None else "a file"
-        print(f"{PROG}: error: {where}: {_line(err.strerror or err)}", file=sys.stderr)
-        return 1
-    except KeyboardInterrupt:
-        print(f"{PROG}: interrupted (any child stopped; finished legs are kept and skipped "
-              "when the command runs again)", file=sys.stderr)
-        return 130
+    except BaseException as err:
+        undo_out(out, created, wrote)  # a run that trained nothing leaves no --out behind
+        if isinstance(err, (ValueError, LegFailed)):
+            print(f"{PROG}: error: {_line(err)}", file=sys.stderr)
+            return 2 if isinstance(err, ValueError) else 1
+        if isinstance(err, OSError):
+            where = err.filename if err.filename is not None else "a file"
+            print(f"{PROG}: error: {where}: {_line(err.strerror or err)}", file=sys.stderr)
+            return 1
+        if isinstance(err, KeyboardInterrupt):
+            print(f"{PROG}: interrupted (any child stopped; finished legs are kept and skipped "
+                  "when the command runs again)", file=sys.stderr)
+            return 130
+        raise
 
 
 if __name__ == "__main__":

@@ -289,3 +289,241 @@ def test_ppo_league_checks_final_deals_before_training(tmp_path, capsys):
     assert "--final-deals=1 must be an int from 2 to" in capsys.readouterr().err
     assert not (tmp_path / "run").exists()
     assert ppo_league.parse_args(["--out", str(tmp_path / "run"), "--final-deals", "2"])[1] == 2
+
+
+# ------------------------------------------------------------------ reruns: the same league
+def _fake_legs(monkeypatch, module, name, folders):
+    """`name` (run_league / run_population) replaced by one that leaves finished legs (a copy
+    of the shipped model) in `folders` of --out, and the judgement by an empty one; the calls
+    are counted."""
+    calls = []
+
+    def run(out, *a, **k):
+        calls.append(a)
+        for f in folders:
+            if not (Path(out) / f / "final.npz").exists():
+                _copy(Path(out) / f / "final.npz")
+        if module is xl:
+            return [a[0], str(Path(out) / "main_1" / "final.npz")], []
+        return {n: [p, str(Path(out) / f"{n}_1" / "final.npz")] for n, p in a[0].items()}
+
+    monkeypatch.setattr(module, name, run)
+    monkeypatch.setattr(module, "judge", lambda *a, **k: [])
+    return calls
+
+
+def test_exploiter_rerun_with_other_arguments_is_refused(tmp_path, monkeypatch, capsys):
+    """A finished league, judgement.json deleted, rerun with another --init, --main-steps or
+    --seed: refused before any work, naming the first option that differs and both values
+    (leg main_1 of 100000 steps from the shipped model is never judged against another
+    start); the same arguments continue it."""
+    calls = _fake_legs(monkeypatch, xl, "run_league", ["main_1"])
+    out = tmp_path / "xl"
+    base = ["--out", str(out), "--legs", "1", "--exploiter-steps", "1", "--deals", "2",
+            "--reference", ""]
+    assert xl.main(base + ["--init", WIDE, "--main-steps", "100000"]) == 0
+    assert (out / "league.json").is_file() and len(calls) == 1
+    (out / "judgement.json").unlink()
+    capsys.readouterr()
+    other = _copy(tmp_path / "other" / "M.npz")
+    held = _files(out)
+    for more, says in [(["--init", other, "--main-steps", "5000", "--seed", "7"],
+                        f"begun with --init {Path(WIDE).resolve()}; this run gives --init "
+                        f"{Path(other).resolve()}"),
+                       (["--init", WIDE, "--main-steps", "5000"],
+                        "begun with --main-steps 100000; this run gives --main-steps 5000"),
+                       (["--init", WIDE, "--main-steps", "100000", "--seed", "7"],
+                        "begun with --seed 1; this run gives --seed 7"),
+                       (["--init", WIDE, "--main-steps", "100000", "--keep-mains", "0"],
+                        "--keep-mains 2; this run gives --keep-mains 0")]:
+        assert xl.main(base + more) == 2
+        err = capsys.readouterr().err
+        assert says in err and len(err.splitlines()) == 1, (more, err)
+        assert len(calls) == 1 and _files(out) == held
+    assert xl.main(base + ["--init", WIDE, "--main-steps", "100000"]) == 0      # continued
+    assert len(calls) == 2
+
+
+def test_exploiter_rerun_refused_when_the_start_changed(tmp_path, monkeypatch, capsys):
+    calls = _fake_legs(monkeypatch, xl, "run_league", ["main_1"])
+    out, start = tmp_path / "xl", _copy(tmp_path / "s" / "M.npz")
+    argv = ["--out", str(out), "--legs", "1", "--deals", "2", "--reference", "", "--init",
+            start]
+    assert xl.main(argv) == 0
+    (out / "judgement.json").unlink()
+    arrays = dict(np.load(start))
+    arrays["hidden0_bias"][0] += 1.0                      # another model at the same path
+    np.savez(start, **arrays)
+    capsys.readouterr()
+    assert xl.main(argv) == 2
+    err = capsys.readouterr().err
+    assert "begun from --init with sha256" in err and "it changed since" in err
+    assert len(calls) == 1
+
+
+def test_a_legs_own_config_is_compared(tmp_path, monkeypatch, capsys):
+    """A folder without league.json (another version's run): each leg's config.json must hold
+    the seed and steps this run would give it."""
+    _quiet(monkeypatch, xl, "run_league")
+    out = tmp_path / "xl"
+    _copy(out / "main_1" / "final.npz")
+    (out / "main_1" / "config.json").write_text(json.dumps(
+        {"config": {"seed": 8, "timesteps": 100000}}))
+    assert xl.main(["--out", str(out), "--legs", "1", "--main-steps", "5000",
+                    "--reference", ""]) == 2
+    err = capsys.readouterr().err
+    assert "main_1' was trained with seed=8; this run gives that leg seed=2" in err
+    assert not (out / "league.json").exists()
+
+
+def test_population_rerun_with_other_arguments_is_refused(tmp_path, monkeypatch, capsys):
+    calls = _fake_legs(monkeypatch, pl, "run_population", ["A_1", "B_1"])
+    out = tmp_path / "pop"
+    other = _copy(tmp_path / "other" / "M.npz")
+    assert pl.main(_pop(out, "--legs", "1", "--steps", "100000", "--deals", "2")) == 0
+    (out / "judgement.json").unlink()
+    capsys.readouterr()
+    held = _files(out)
+    for argv, says in [
+            (["--out", str(out), "--start", f"A={WIDE}", "--start", f"B={other}", "--legs",
+              "1", "--steps", "5000", "--seed", "7"],
+             f"begun with --start A={Path(WIDE).resolve()} B={Path(WIDE).resolve()}; this run "
+             f"gives --start A={Path(WIDE).resolve()} B={Path(other).resolve()}"),
+            (_pop(out, "--legs", "1", "--steps", "5000"),
+             "begun with --steps 100000; this run gives --steps 5000"),
+            (_pop(out, "--legs", "1", "--steps", "100000", "--seed", "7"),
+             "begun with --seed 60; this run gives --seed 7")]:
+        assert pl.main(argv) == 2
+        err = capsys.readouterr().err
+        assert says in err and len(err.splitlines()) == 1, (argv, err)
+        assert len(calls) == 1 and _files(out) == held
+    assert pl.main(_pop(out, "--legs", "1", "--steps", "100000", "--deals", "2")) == 0
+    assert len(calls) == 2
+
+
+def test_a_stopped_run_takes_its_record_back(tmp_path, monkeypatch, capsys):
+    """Stopped before any leg left a folder: no league.json (and no --out it made) is left
+    to refuse the corrected command."""
+    def stopped(*a, **k):
+        raise KeyboardInterrupt
+    monkeypatch.setattr(pl, "run_population", stopped)
+    out = tmp_path / "pop"
+    assert pl.main(_pop(out, "--legs", "1")) == 130
+    assert not out.exists()
+    out.mkdir()
+    assert pl.main(_pop(out, "--legs", "1")) == 130
+    assert list(out.iterdir()) == []
+
+
+# ------------------------------------------------------------------ --out that cannot be
+@pytest.mark.parametrize("module", [pl, xl])
+def test_an_out_that_cannot_be_made_is_refused_before_any_leg(module, tmp_path, monkeypatch,
+                                                              capsys):
+    _quiet(monkeypatch, module, "run_population" if module is pl else "run_league")
+    argv = (lambda out: _pop(out, "--legs", "1")) if module is pl else (
+        lambda out: ["--out", str(out), "--legs", "1", "--reference", ""])
+    assert module.main(argv("/proc/pop")) == 1
+    err = capsys.readouterr().err
+    assert "/proc/pop" in err and len(err.splitlines()) == 1 and "removed" not in err
+    (tmp_path / "afile").write_text("mine")
+    assert module.main(argv(tmp_path / "afile" / "x")) == 2
+    err = capsys.readouterr().err
+    assert f"'{tmp_path / 'afile'}' is a file, not a folder" in err
+    assert len(err.splitlines()) == 1
+    assert (tmp_path / "afile").read_text() == "mine"
+
+
+@pytest.mark.parametrize("module", [pl, xl])
+def test_argparse_errors_are_one_line(module, capsys):
+    with pytest.raises(SystemExit) as exc:
+        module.main(["--out", "x", "--legs", "x"])
+    assert exc.value.code == 2
+    err = capsys.readouterr().err
+    assert len(err.splitlines()) == 1 and "--legs" in err
+    assert err.startswith(f"{module.PROG}: error: ") and f"(see '{module.PROG} --help')" in err
+
+
+# ------------------------------------------------------------------ ppo_league: nertz train's rules
+PPO_TINY = ["--bc-rows", "0", "--eval-every", "0", "--checkpoint-every", "0", "--num-envs", "1",
+            "--n-steps", "8", "--batch-size", "8", "--final-deals", "2", "--no-tensorboard",
+            "--no-progress", "--teams", "2", "--torch-threads", "1"]
+
+
+def test_ppo_league_refuses_in_one_line_before_writing(tmp_path, capsys):
+    from train import ppo_league
+    busy = tmp_path / "busy"
+    busy.mkdir()
+    (busy / "notes.txt").write_text("mine")
+    (tmp_path / "afile").write_text("mine")
+    for more, says in [(["--out", str(busy)], "is not empty"),
+                       (["--out", str(tmp_path / "afile")], "is a file, not a folder"),
+                       (["--out", str(tmp_path / "o"), "--opponents", "bogus"],
+                        "unknown kind 'bogus'"),
+                       (["--out", str(tmp_path / "o"), "--resume", str(tmp_path / "X")],
+                        "resume=")]:
+        assert ppo_league.main(PPO_TINY + ["--timesteps", "8"] + more) == 2
+        err = capsys.readouterr().err
+        assert says in err and len(err.splitlines()) == 1, (more, err)
+    assert sorted(p.name for p in busy.iterdir()) == ["notes.txt"]
+    assert not (tmp_path / "o").exists() and (tmp_path / "afile").read_text() == "mine"
+    with pytest.raises(SystemExit) as exc:
+        ppo_league.main(["--out", str(tmp_path / "o"), "--num-envs", "x"])
+    assert exc.value.code == 2
+    err = capsys.readouterr().err
+    assert len(err.splitlines()) == 1
+    assert "(see 'python -m train.ppo_league --help')" in err
+
+
+def test_ppo_league_honours_the_lean_learner(tmp_path, capsys):
+    """--learner lean --init ZIP: the lean PPO trains (final.npz) and is judged, as
+    config.json says (not SB3 under a config that names lean)."""
+    from train import ppo_league
+    out = tmp_path / "run"
+    assert ppo_league.main(PPO_TINY + ["--timesteps", "8", "--learner", "lean", "--init", ZIP,
+                                       "--out", str(out)]) == 0
+    assert json.loads((out / "config.json").read_text())["config"]["learner"] == "lean"
+    assert (out / "final.npz").is_file() and not (out / "final.zip").exists()
+    assert json.loads((out / "final_eval.json").read_text())["deals"] == 2
+
+
+def _ppo_league(out, tmp, *more):
+    env = {**os.environ, "TMPDIR": str(tmp)}
+    return subprocess.Popen([sys.executable, "-m", "train.ppo_league", *PPO_TINY,
+                             "--out", str(out), *more], env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+
+
+def test_ppo_league_leaves_no_sb3_folder(tmp_path):
+    """A run leaves no SB3-* folder in the temp folder (SB3's default logger makes one)."""
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
+    proc = _ppo_league(tmp_path / "run", tmp, "--timesteps", "8")
+    out, err = proc.communicate(timeout=300)
+    assert proc.returncode == 0, err
+    assert (tmp_path / "run" / "final_eval.json").is_file()
+    assert list(tmp.glob("SB3-*")) == []
+
+
+def test_ppo_league_stops_clean(tmp_path):
+    """Ctrl-C exits 130 with one line and no traceback, and leaves no folder that would
+    refuse the same command."""
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
+    run = tmp_path / "stopped"
+    proc = _ppo_league(run, tmp, "--timesteps", str(LONG))
+    try:
+        deadline = time.monotonic() + 240
+        while not (run / "config.json").exists():
+            assert proc.poll() is None, proc.communicate()[1]
+            assert time.monotonic() < deadline, "the run did not start"
+            time.sleep(0.2)
+        time.sleep(1)
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 130, err
+    assert "Traceback" not in err
+    assert err.strip().splitlines()[-1].startswith("python -m train.ppo_league: interrupted")
+    assert not run.exists()
