@@ -73,7 +73,7 @@ def read_family_file(path) -> list:
     if problem:
         problem = "is not a file" if problem == "not found" else problem
         raise ValueError(f"{what} {problem} (a family JSON: agents/learned/family.py)")
-    return check_family(json_loads_strict(read_capped(p, MAX_BYTES, what), what),
+    return check_family(json_loads_strict(read_capped(p, MAX_BYTES, "model family"), what),
                         p.parent, what)
 
 
@@ -133,8 +133,9 @@ def check_family(obj, models_dir, what: str = "model family", present=None) -> l
         for k, v in rules.items():
             if k not in RULE_FIELDS:
                 bad(f"{where}.rules.{k}", f"a RulesConfig field ({', '.join(RULE_FIELDS)})")
-            if not isinstance(v, (bool, int, str, list)):
-                bad(f"{where}.rules.{k}", "a JSON boolean, number, string or list")
+            kind = _rule_kind(k)
+            if not _is_kind(v, kind):
+                bad(f"{where}.rules.{k}", f"{_KIND_TEXT[kind]} (got {_shown(v)})")
         try:
             RulesConfig(**{k: _value(v) for k, v in rules.items()})
         except (TypeError, ValueError) as err:
@@ -145,9 +146,31 @@ def check_family(obj, models_dir, what: str = "model family", present=None) -> l
     return out
 
 
+_KIND_TEXT = {bool: "true or false", int: "an integer", str: "a string",
+              list: "null or a list of integers", None: "not a rule a member can name"}
+
+
+def _rule_kind(field: str):
+    """What a member's rule of RulesConfig `field` is written as: bool, int, str, list
+    (team_sizes, speeds: null or a list) or None (move_ticks: not matched by a family)."""
+    import dataclasses
+    default = next(f.default for f in dataclasses.fields(RulesConfig) if f.name == field)
+    if default is None:
+        return list if field in ("team_sizes", "speeds") else None
+    return type(default)
+
+
+def _is_kind(v, kind) -> bool:
+    if kind is int:
+        return type(v) is int
+    if kind is list:
+        return v is None or isinstance(v, list)
+    return kind is not None and isinstance(v, kind)
+
+
 def _shown(v) -> str:
     """A field's value in a message: short, on one line (repr escapes newlines)."""
-    text = repr(v) if isinstance(v, str) else type(v).__name__
+    text = repr(v) if isinstance(v, (str, int, float)) else type(v).__name__
     return text if len(text) <= 60 else text[:57] + "..."
 
 
@@ -168,7 +191,7 @@ def parse_member(text: str) -> tuple:
         raise ValueError(f"member {text!r}: NAME=MODEL.npz[:FIELD=VALUE,...]")
     model, _, spec = rest.partition(":")
     rules = {}
-    for item in filter(None, spec.split(",")):
+    for item in filter(None, _split_rules(spec, text)):
         k, eq, v = item.partition("=")
         if not eq:
             raise ValueError(f"member {text!r}: rule {item!r} is not FIELD=VALUE")
@@ -177,6 +200,29 @@ def parse_member(text: str) -> tuple:
         except ValueError:
             rules[k.strip()] = v
     return name.strip(), Path(model), rules
+
+
+def _split_rules(spec: str, text: str) -> list:
+    """FIELD=VALUE items of `spec` split at the commas outside brackets and quotes (a list
+    value such as team_sizes=[2, 2] keeps its commas)."""
+    items, depth, quoted, start = [], 0, False, 0
+    for i, c in enumerate(spec):
+        if quoted:
+            quoted = c != '"' or spec[i - 1] == "\\"
+        elif c == '"':
+            quoted = True
+        elif c in "[{":
+            depth += 1
+        elif c in "]}":
+            depth -= 1
+            if depth < 0:
+                raise ValueError(f"member {text!r}: a {c!r} closes no bracket")
+        elif c == "," and depth == 0:
+            items.append(spec[start:i])
+            start = i + 1
+    if depth or quoted:
+        raise ValueError(f"member {text!r}: a bracket or quote is not closed")
+    return items + [spec[start:]]
 
 
 def _inside(folder: Path, name: str) -> Path:
@@ -201,7 +247,10 @@ def _check_out(out: Path, overwrite: bool) -> bool:
     not be written (a file, or a folder holding files)."""
     if not os.path.lexists(out):
         return False
-    if not out.is_dir() or out.is_symlink():
+    if out.is_symlink():
+        raise ValueError(f"OUT {str(out)!r} is a symbolic link (to {os.readlink(out)!r}): "
+                         "name the folder itself, or a new folder")
+    if not out.is_dir():
         raise ValueError(f"OUT {str(out)!r} is not a folder: name a new folder")
     if not any(out.iterdir()):
         return False
@@ -225,12 +274,18 @@ def write_family(out_dir, members, note: str | None = None, overwrite: bool = Fa
     from nertz_env.files.atomic import write_bytes, write_json
     from .sb3_zip import check_sizes
     from .weights import MAX_JSON, MAX_NPZ, load_weights, weight_files
+    if not str(out_dir).strip():
+        raise ValueError("OUT '' names no folder: give the folder to write")
     out = Path(out_dir)
     source, stems = {}, []           # {real path of the .npz: stem}, each member's stem
     for i, (name, model, _) in enumerate(members):
         if not (isinstance(name, str) and _NAME.fullmatch(name)):
             stems.append(name)       # check_family refuses it by name, before any read
             continue
+        if _sb3_zip(model):
+            raise ValueError(f"member {name!r}: {str(model)!r} is an SB3 zip; a family holds "
+                             f"safe-format models: run `nertz export {model} OUT` first and "
+                             "name OUT.npz here")
         stems.append(source.setdefault(os.path.realpath(weight_files(model)[0]), name))
     obj = {"format": FORMAT, "version": VERSION,
            "members": [{"name": n, "model": stem, "rules": dict(r)}
@@ -270,6 +325,18 @@ def write_family(out_dir, members, note: str | None = None, overwrite: bool = Fa
         if staging is not None:
             shutil.rmtree(staging, ignore_errors=True)
     return out / FILE
+
+
+def _sb3_zip(model) -> bool:
+    """Whether `model` names an SB3 zip (by its suffix, or a zip file not .npz/.json)."""
+    import zipfile
+    p = Path(model)
+    if p.suffix == ".zip":
+        return True
+    try:
+        return p.suffix not in (".npz", ".json") and p.is_file() and zipfile.is_zipfile(p)
+    except OSError:
+        return False
 
 
 def _commit(staging: Path, out: Path, replace: bool) -> None:

@@ -15,6 +15,8 @@ pickles and all (`ppo:PATH,trust=yes`, only for files whose author you trust).
 from __future__ import annotations
 
 import hashlib
+import json
+import math
 import re
 import zipfile
 from pathlib import Path
@@ -26,7 +28,8 @@ from nertz_env.core.observe import OBS_DIM
 from nertz_env.files import json_loads_bounded, zip_member_capped
 from nertz_env.optional import require
 
-from .weights import FORMAT, VERSION, array_names, array_shapes
+from .weights import (FORMAT, MAX_LAYERS, MAX_PARAMS, MAX_WIDTH, VERSION, array_names,
+                      array_shapes, n_params)
 
 MAX_DATA = 16 << 20
 MAX_MEMBER = 256 << 20
@@ -128,6 +131,77 @@ def check_sizes(obs_size, n_actions, what: str) -> None:
                          "nertz_env/actions.py)")
 
 
+def _layers(v) -> bool:
+    return isinstance(v, list) and len(v) <= MAX_LAYERS and all(
+        type(h) is int and 1 <= h <= MAX_WIDTH for h in v)
+
+
+def net_size(data: dict, obs_size: int, n_actions: int, what: str) -> int:
+    """The parameters of the stock policy `data` declares (its actor, its critic and their
+    heads), read from policy_kwargs.net_arch before anything is built: ValueError (one line
+    naming the field) where net_arch is not one the safe format bounds (at most MAX_LAYERS
+    layers of 1..MAX_WIDTH, MAX_PARAMS parameters for each of actor and critic)."""
+    kwargs = data.get("policy_kwargs")
+    if kwargs is None:
+        kwargs = {}
+    if not isinstance(kwargs, dict):
+        raise ValueError(f"{what}: its policy_kwargs must be an object (got "
+                         f"{type(kwargs).__name__}); {TRUST_HINT}")
+    arch = kwargs.get("net_arch", {"pi": [64, 64], "vf": [64, 64]})     # SB3's default
+    if isinstance(arch, list):
+        pi = vf = arch
+    elif isinstance(arch, dict) and set(arch) <= {"pi", "vf"}:
+        pi, vf = arch.get("pi", []), arch.get("vf", [])
+    else:
+        pi = vf = None
+    if not (_layers(pi) and _layers(vf)):
+        raise ValueError(f"{what}: its policy_kwargs.net_arch must be a list of at most "
+                         f"{MAX_LAYERS} layer widths, each an integer 1..{MAX_WIDTH} (or "
+                         "{\"pi\": [...], \"vf\": [...]} of such lists; got "
+                         f"{_brief(arch)}); refused before building it")
+    actor, critic = n_params(pi, obs_size, n_actions), n_params(vf, obs_size, 1)
+    if max(actor, critic) > MAX_PARAMS:
+        raise ValueError(f"{what}: its policy_kwargs.net_arch declares {actor:,} actor and "
+                         f"{critic:,} critic parameters; at most {MAX_PARAMS:,} each are read "
+                         "(refused before building it)")
+    return actor + critic
+
+
+def _brief(v) -> str:
+    text = json.dumps(v) if isinstance(v, (list, dict, str, int, float, bool)) else "?"
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def check_stored_sizes(path, params: int, what: str) -> None:
+    """Every .pth member of the zip no larger than `params` float32 parameters take (with
+    an optimizer's two moments and room for headers): checked before torch reads any."""
+    cap = 12 * params + (1 << 20)
+    try:
+        with zipfile.ZipFile(path) as zf:
+            big = [i for i in zf.infolist() if i.filename.endswith(".pth")
+                   and i.file_size > cap]
+    except (OSError, zipfile.BadZipFile) as exc:
+        raise ValueError(f"{what} is not an SB3 model zip ({error_text(exc)})") from None
+    if big:
+        raise ValueError(f"{what}: member {big[0].filename!r} holds {big[0].file_size:,} "
+                         f"bytes; the network its data declares ({params:,} parameters) "
+                         f"takes at most {cap:,}; refused unread")
+
+
+def timesteps(data_or_value, what: str) -> int:
+    """num_timesteps (of a data dict, or the value itself) as an int the safe format's reader
+    takes: a non-negative integer of at most 30 digits; ValueError naming `what` and it."""
+    v = data_or_value.get("num_timesteps", 0) if isinstance(data_or_value, dict) \
+        else data_or_value
+    if isinstance(v, np.integer):
+        v = int(v)
+    if type(v) is not int or not 0 <= v < 10 ** 30:
+        shown = repr(v) if isinstance(v, (int, float, str)) else type(v).__name__
+        raise ValueError(f"{what}: num_timesteps must be a whole number from 0 to 10**30 "
+                         f"(got {shown[:40]})")
+    return v
+
+
 def _schedule_value(v, default: float) -> float:
     if isinstance(v, (int, float)) and not isinstance(v, bool):
         return float(v)
@@ -138,22 +212,35 @@ def _schedule_value(v, default: float) -> float:
         return default
 
 
-def safe_objects(data: dict, what: str) -> tuple:
-    """(algorithm class, custom_objects): a stand-in for every ':serialized:' entry."""
+def check_data(data: dict, what: str) -> int:
+    """The readable parts of `data` checked before anything is built or imported: a stock
+    policy class, plain policy_kwargs, spaces of this game, a network within the safe
+    format's bounds, a whole num_timesteps. Returns the network's parameters."""
     policy = data.get("policy_class")
     module = policy.get("__module__") if isinstance(policy, dict) else None
-    if module not in POLICY_MODULES:
-        raise ValueError(f"{what}: its policy class (from module {module!r}) is not a stock "
+    if not (isinstance(module, str) and module in POLICY_MODULES):
+        shown = repr(module)[:80] if isinstance(module, str) or module is None \
+            else f"a JSON {type(module).__name__}"
+        raise ValueError(f"{what}: its policy class (from module {shown}) is not a stock "
                          f"PPO or MaskablePPO policy; {TRUST_HINT}")
     if _serialized(data.get("policy_kwargs")):
         raise ValueError(f"{what}: its policy_kwargs are pickled (a custom activation or "
                          f"feature extractor); {TRUST_HINT}")
+    shape, n = spaces_of(data, what)
+    obs_size = math.prod(shape)
+    check_sizes(obs_size, n, what)
+    timesteps(data, what)
+    return net_size(data, obs_size, n, what)
+
+
+def safe_objects(data: dict, what: str) -> tuple:
+    """(algorithm class, custom_objects): a stand-in for every ':serialized:' entry."""
+    check_data(data, what)
+    module = data["policy_class"]["__module__"]
     package, algo, policy_cls = POLICY_MODULES[module]
     purpose = f"{what}: a ppo agent (the train extra)"
     algo_cls = getattr(require(package, "train", purpose), algo)
     policies = require(module, "train", purpose)
-    shape, n = spaces_of(data, what)
-    check_sizes(int(np.prod(shape)), n, what)
     from nertz_env.envs.spaces import action_space, observation_space
     custom = {k: None for k, v in data.items() if _serialized(v)}
     custom.update(policy_class=getattr(policies, policy_cls),
@@ -181,6 +268,7 @@ def load_sb3(path, device: str = "cpu", env=None, trust: bool = False, **kwargs)
     if trust:
         return _trusted_load(p, what, device, env, **kwargs)
     algo_cls, custom = safe_objects(data, what)
+    check_stored_sizes(p, net_size(data, OBS_DIM, N_ACTIONS, what), what)
     try:
         return algo_cls.load(str(p), env=env, device=device, custom_objects=custom, **kwargs)
     except Exception as exc:  # any loader failure is the file's: one line naming it
@@ -232,7 +320,8 @@ def policy_weights(model, source=None, table=None, rules=None) -> tuple:
                              "action_net": "masked" if masked else "unmasked"},
             "observation_size": obs_size, "action_size": n_actions, "arrays": {},
             "table": table, "rules": rules,
-            "provenance": {"algorithm": name, "num_timesteps": int(model.num_timesteps)}}
+            "provenance": {"algorithm": name,
+                           "num_timesteps": timesteps(model.num_timesteps, what)}}
     if source is not None:
         src = Path(source)
         meta["provenance"].update(source=src.name,

@@ -40,13 +40,12 @@ import os
 import stat
 import struct
 import zipfile
-import zlib
 from pathlib import Path
 
 import numpy as np
 
-from nertz_env.files import read_capped, write_bytes, write_json
-from nertz_env.files.bounded import json_loads_strict
+from nertz_env.files import read_capped, write_bytes
+from nertz_env.files.bounded import ZIP_ERRORS, json_loads_strict, zip_error_text
 
 FORMAT, VERSION = "nertz-policy", 1
 ACTIVATIONS = {"tanh": np.tanh, "relu": lambda x: np.maximum(x, np.float32(0))}
@@ -195,12 +194,39 @@ def check_meta(meta, what: str) -> dict:
             ok = False
         if not ok:
             bad("constraint", f"null or one of {', '.join(CONSTRAINTS)} (several joined by '+')")
-    for key in ("rules", "provenance"):
-        v = meta.get(key)
-        if v is not None and not (isinstance(v, dict) and all(
-                _plain(x) or isinstance(x, list) and all(map(_plain, x)) for x in v.values())):
-            bad(key, "null or an object of plain values (or lists of them)")
+    v = meta.get("provenance")
+    if v is not None and not (isinstance(v, dict) and all(
+            _plain(x) or isinstance(x, list) and all(map(_plain, x)) for x in v.values())):
+        bad("provenance", "null or an object of plain values (or lists of them)")
+    if meta.get("rules") is not None:
+        problem = rules_problem(meta["rules"])
+        if problem:
+            bad(*problem)
     return meta
+
+
+def rules_problem(rules):
+    """(field, what it must be) where `rules` (a model file's rules) are not the RulesConfig
+    fields of a table (num_seats, derived, may be given and must agree), or None."""
+    from nertz_env.config import RULE_FIELDS, RulesConfig
+    if not isinstance(rules, dict):
+        return "rules", "null or an object of RulesConfig fields"
+    for k in rules:
+        if k not in RULE_FIELDS and k != "num_seats":
+            return f"rules.{k[:80]}", f"a RulesConfig field ({', '.join(RULE_FIELDS)})"
+    fields = {k: tuple(v) if isinstance(v, list) else v for k, v in rules.items()
+              if k != "num_seats"}
+    try:
+        config = RulesConfig(**fields)
+    except (TypeError, ValueError) as exc:
+        text = " ".join(str(exc).split())[:300]
+        field = text.split("=", 1)[0].replace("RulesConfig.", "rules.", 1) \
+            if text.startswith("RulesConfig.") else "rules"
+        return field, f"a value a table can have ({text})"
+    if "num_seats" in rules and (type(rules["num_seats"]) is not int
+                                 or rules["num_seats"] != config.num_seats):
+        return "rules.num_seats", f"{config.num_seats} (the seats of its teams)"
+    return None
 
 
 def file_problem(path):
@@ -277,9 +303,9 @@ def _read_array(zf, name: str, shape: tuple, what: str, declared: str) -> np.nda
                 raise ValueError("it holds bytes past the data its shape takes")
     except _Mismatch as err:
         raise ValueError(str(err)) from None
-    except (zipfile.BadZipFile, zlib.error, EOFError, OSError) as exc:
-        raise ValueError(f"{what} {name + '.npy'!r} is damaged "
-                         f"({' '.join(str(exc).split())})") from None
+    except ZIP_ERRORS as exc:     # damaged, encrypted, an unknown compression method
+        raise ValueError(f"{what} {name + '.npy'!r} is damaged or unreadable "
+                         f"({zip_error_text(exc)})") from None
     except ValueError as exc:
         raise ValueError(f"{what}: {name} is not a plain array "
                          f"({' '.join(str(exc).split())})") from None
@@ -324,7 +350,12 @@ def load_weights(path) -> tuple:
         if zf is None:
             raise ValueError(f"model weights {str(npz)!r} are not an .npz archive")
         with zf:
-            members = set(zf.namelist())
+            names = zf.namelist()
+            members = set(names)
+            if len(names) != len(members):
+                twice = next(n for n in names if names.count(n) > 1)
+                raise ValueError(f"{what} hold the member {twice[:80]!r} twice (which one "
+                                 "counts would be a guess); refused")
             if members != {f"{n}.npy" for n in shapes}:
                 extra = sorted(members - {f"{n}.npy" for n in shapes})
                 raise ValueError(f"{what} hold arrays {sorted(members)}; "
@@ -344,6 +375,7 @@ def save_weights(path, meta: dict, arrays: dict) -> tuple:
     reads them first); returns their paths."""
     npz, js = weight_files(path)
     check_meta(meta, f"model {str(js)!r}")
+    text = _meta_text(meta, js)
     shapes = array_shapes(meta)
     if set(arrays) != set(shapes):
         raise ValueError(f"model {str(npz)!r}: arrays {sorted(arrays)}, expected {sorted(shapes)}")
@@ -351,8 +383,24 @@ def save_weights(path, meta: dict, arrays: dict) -> tuple:
     np.savez(buf, **{n: np.ascontiguousarray(arrays[n], dtype="<f4").reshape(shapes[n])
                      for n in shapes})
     write_bytes(npz, buf.getvalue())
-    write_json(js, meta)
+    write_bytes(js, text)
     return npz, js
+
+
+def _meta_text(meta: dict, js) -> bytes:
+    """The bytes of NAME.json (write_json's), refused unless load_weights reads them back:
+    the reader's rules (size, strict JSON: no integer of over 30 digits, no float too large)
+    applied at write time, so no writer makes a file its own reader refuses."""
+    what = f"model {str(js)!r}"
+    try:
+        text = (json.dumps(meta, indent=2, allow_nan=False) + "\n").encode("utf-8")
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"{what}: its description is not plain JSON ({exc})") from None
+    if len(text) > MAX_JSON:
+        raise ValueError(f"{what}: its description takes {len(text):,} bytes; the reader holds "
+                         f"at most {MAX_JSON:,} (a provenance field too long?)")
+    check_meta(json_loads_strict(text, what), what)
+    return text
 
 
 def _logsumexp(x):
