@@ -302,6 +302,7 @@ def league_record(a, starts: dict) -> dict:
 def check_args(a, recipe: dict) -> dict:
     """Every argument the legs and the judgement need, checked before any leg trains; the
     starts {name: model}. ValueError naming the first bad one."""
+    from agents.learned.weights import file_problem
     from agents.training.lean_ppo import lean_config
     starts = {}
     for s in a.start:
@@ -309,8 +310,10 @@ def check_args(a, recipe: dict) -> dict:
         if not sep or not name.isidentifier() or name in starts:
             raise ValueError(f"--start {s!r}: give NAME=MODEL with a new name (letters, "
                              "digits, _)")
-        if not Path(path).exists():
-            raise ValueError(f"--start {s!r}: no such model file {path}")
+        problem = file_problem(path)                   # stat only: a FIFO is never opened
+        if problem:
+            raise ValueError(f"--start {s!r}: " + (f"no such model file {path}"
+                             if problem == "not found" else f"model file {path!r} {problem}"))
         starts[name] = path
     if len(starts) < 2:
         raise ValueError("give two or more --start NAME=MODEL (a population of one is a "

@@ -527,3 +527,21 @@ def test_ppo_league_stops_clean(tmp_path):
     assert "Traceback" not in err
     assert err.strip().splitlines()[-1].startswith("python -m train.ppo_league: interrupted")
     assert not run.exists()
+
+
+def test_a_directory_or_fifo_model_is_named_as_such(tmp_path, monkeypatch, capsys):
+    """--reference/--init/--start given a folder or a FIFO: said so (never opened, no hang),
+    not 'no such model file'."""
+    import os
+    _quiet(monkeypatch, xl, "run_league")
+    folder, fifo = tmp_path / "d.npz", tmp_path / "f.npz"
+    folder.mkdir()
+    os.mkfifo(fifo)
+    for path, says in ((folder, "is a directory"), (fifo, "is not a regular file")):
+        assert xl.main(["--out", str(tmp_path / "xl"), "--reference", str(path)]) == 2
+        err = capsys.readouterr().err
+        assert says in err and len(err.splitlines()) == 1, err
+        assert pl.main(["--out", str(tmp_path / "pl"), "--start", f"A={path}",
+                        "--start", f"B={path}"]) == 2
+        err = capsys.readouterr().err
+        assert says in err and len(err.splitlines()) == 1, err
