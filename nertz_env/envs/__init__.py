@@ -3,7 +3,8 @@
 (`gym.py`), the batched vector envs for SB3 and Gymnasium (`vector.py`, `gym_vector.py`
 over `learner_batch.py`), self-play with every seat a learner row (`selfplay.py`,
 `selfplay_sb3.py`), and what they share: episodes and rewards (`episode.py`),
-opponents (`opponents.py`) and the `rgb_array` picture (`render.py`).
+opponents (`opponents.py`, SB3 models as opponents in `frozen_policy.py`) and the
+`rgb_array` picture (`render.py`).
 
 Modules that need SB3 (vector.py, selfplay_sb3.py) are imported on first use of their names.
 """

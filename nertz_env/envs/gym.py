@@ -104,7 +104,7 @@ Stepping after the end changes nothing and repeats the end flags with reward 0.
   "ppo:...") are objects: `agents.registry.make_agent(spec)`. An agent is an object with `act(observation, action_mask) -> int` (or a
   callable with that signature), receiving that seat's float32 observation and int8 mask; or
   a trained stable-baselines3 / sb3-contrib model (anything with `predict`, no `act`), which
-  is wrapped in `FrozenPolicy` (`nertz_env/envs/opponents.py`): it calls
+  is wrapped in `FrozenPolicy` (`nertz_env/envs/frozen_policy.py`): it calls
   `model.predict(observation, action_masks=mask, deterministic=True)` when `predict` takes
   `action_masks` (MaskablePPO), else `model.predict(observation, deterministic=True)`; a
   predicted action that is illegal now is a `ValueError` (`FrozenPolicy(model,
