@@ -34,7 +34,7 @@ MAX_TOP = 8
 LAYERS = {
     "nertz_env": {"optional": 0, "encoding": 0, "files": 0, "core": 1, "config": 2, "actions": 2,
                   "bot_specs": 2, "engine": 3, "table": 4, "envs": 5, "replay": 6,
-                  "nertz_v0": 5, "__init__": 7},
+                  "nertz_v0": 6, "__init__": 7},
     "agents": {"base": 0, "specs": 0, "python_policies": 1, "bots": 1, "constraints": 1,
                "learned": 2,
                "registry": 3, "stats": 0, "arena": 4, "training": 5, "human": 5, "cli": 6,
@@ -103,16 +103,66 @@ def test_nertz_env_never_imports_agents():
     assert not offenders and not src, offenders + src
 
 
-def test_layers_point_one_way():
+def _upward_arrows(graph, layer=_layer):
+    """Every import inside one package from a lower layer to a higher one (between different
+    subpackages / top-level modules: a unit may import itself freely)."""
     offenders = []
-    for n, ts in GRAPH.items():
+    for n, ts in graph.items():
         for t in ts:
             if n.split(".")[0] != t.split(".")[0]:
                 continue                          # across packages: the test above
             same_sub = n.split(".")[:2] == t.split(".")[:2]
-            if not same_sub and _layer(t) > _layer(n):
-                offenders.append(f"{n} (layer {_layer(n)}) imports {t} (layer {_layer(t)})")
+            if not same_sub and layer(t) > layer(n):
+                offenders.append(f"{n} (layer {layer(n)}) imports {t} (layer {layer(t)})")
+    return offenders
+
+
+def _unit_graph(graph, package: str):
+    """The import graph of `package` folded to its units (a subpackage or a top-level module:
+    `nertz_env.envs`, `nertz_v0`, ...): an arrow from unit A to unit B where any module of A
+    imports one of B."""
+    def unit(name):
+        return ".".join(name.split(".")[:2])
+    out = {}
+    for n, ts in graph.items():
+        if n.split(".")[0] != package:
+            continue
+        out.setdefault(unit(n), set()).update(unit(t) for t in ts
+                                              if t.split(".")[0] == package and unit(t) != unit(n))
+    return {u: sorted(ts) for u, ts in out.items()}
+
+
+def test_layers_point_one_way():
+    offenders = _upward_arrows(GRAPH)
     assert not offenders, "\n".join(offenders)
+
+
+def test_units_of_nertz_env_import_one_way():
+    """Inside nertz_env, arrows between units run one way: no two units import each other,
+    even through others and within one layer (`nertz_v0` imports `envs`, so nothing in `envs`
+    may import `nertz_v0`)."""
+    assert not _cycles(_unit_graph(GRAPH, "nertz_env")), _cycles(_unit_graph(GRAPH, "nertz_env"))
+
+
+def test_one_way_checks_see_an_arrow_back_up():
+    """Negative control: a fake nertz_env where envs/registry.py imports nertz_v0 (which imports
+    envs) is flagged: as an upward import with nertz_v0 above envs, and as a cycle between units
+    when both share a layer; the same graph without that arrow passes both."""
+    graph = {"nertz_env": ["nertz_env.nertz_v0"], "nertz_env.nertz_v0": ["nertz_env.envs.aec"],
+             "nertz_env.envs.aec": ["nertz_env.envs.pettingzoo"],
+             "nertz_env.envs.pettingzoo": ["nertz_env.core.observe"],
+             "nertz_env.envs.registry": ["nertz_env.nertz_v0"], "nertz_env.core.observe": []}
+
+    def layers(table):
+        return lambda name: table[name.split(".")[1] if "." in name else "__init__"]
+    above = layers({"core": 1, "envs": 5, "nertz_v0": 6, "__init__": 7})
+    level = layers({"core": 1, "envs": 5, "nertz_v0": 5, "__init__": 7})
+    assert _upward_arrows(graph, above) == [
+        "nertz_env.envs.registry (layer 5) imports nertz_env.nertz_v0 (layer 6)"]
+    assert _upward_arrows(graph, level) == []                  # same layer: only the cycle...
+    assert _cycles(_unit_graph(graph, "nertz_env")) == [["nertz_env.envs", "nertz_env.nertz_v0"]]
+    graph["nertz_env.envs.registry"] = ["nertz_env.envs.aec"]  # ...and without the arrow
+    assert _upward_arrows(graph, above) == [] and _cycles(_unit_graph(graph, "nertz_env")) == []
 
 
 def _cycles(graph):

@@ -1,5 +1,6 @@
-"""The RL faces of the engine, thin views of `Engine`: the PettingZoo ParallelEnv / AEC
-(`pettingzoo.py`, entry points in `nertz_env.nertz_v0`), the single-seat Gymnasium env
+"""The RL faces of the engine, thin views of `Engine`: the PettingZoo ParallelEnv
+(`pettingzoo.py`) and AEC form with the entry points `nertz_env.nertz_v0` re-exports
+(`aec.py`; nothing here imports `nertz_v0`), the single-seat Gymnasium env
 (`gym.py`), the batched vector envs for SB3 and Gymnasium (`vector.py`, `gym_vector.py`
 over `learner_batch.py`), self-play with every seat a learner row (`selfplay.py`,
 `selfplay_sb3.py`), and what they share: episodes and rewards (`episode.py`),

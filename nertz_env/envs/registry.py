@@ -8,9 +8,11 @@ registry (PettingZoo < 1.27 has none; with >= 1.27 `nertz_env.nertz_v0` register
 """
 from __future__ import annotations
 
-from .. import nertz_v0
+from . import aec
 
-ENVIRONMENTS = {"nertz/nertz-v0": nertz_v0}
+# the module with PettingZoo's entry points (env, raw_env, parallel_env): envs/aec.py, which
+# nertz_env.nertz_v0 re-exports (imported from here it would be an arrow back up)
+ENVIRONMENTS = {"nertz/nertz-v0": aec}
 KINDS = {"aec": "env", "raw": "raw_env", "parallel": "parallel_env"}
 
 
