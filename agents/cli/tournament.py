@@ -147,7 +147,7 @@ def add_parser(sub) -> argparse.ArgumentParser:
     add_record(t)
     t.add_argument("--quiet", action="store_true",
                    help="no progress bar, and no first-run notice (on a fresh install numba "
-                        "first compiles the kernels, about a minute on 2 cores; without "
-                        "--quiet a line on stderr says so)")
+                        "first compiles the kernels; without --quiet a line on stderr says "
+                        "so)")
     t.set_defaults(func=cmd_tournament)
     return t

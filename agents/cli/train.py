@@ -36,7 +36,7 @@ start, --bc-rows), then PPO against a league of shipped bots, with duplicate-dea
 evaluations, checkpoints and TensorBoard logs, all in the run folder --out.
 
 What it prints: the options changed from their defaults, a line before every phase that
-takes a while (numba compiles its kernels the first time after install: up to a minute),
+takes a while (numba compiles its kernels the first time after install),
 a progress bar over the PPO steps (whole rollouts of n_steps x num_envs; rate and ETA over
 the whole run, evaluations included) with the checkpoint and evaluation lines above it,
 and at the end what the run folder holds.
