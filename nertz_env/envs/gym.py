@@ -133,8 +133,10 @@ episode bookkeeping exactly (not opponents' own internal state); the env also pi
 - v0: initial release (one learner seat, random-legal or agent opponents, score and relative
   rewards, layout resets). Later in v0 (the default behaviour is unchanged): `episode="game"`,
   `reward="win"`, `render_mode="rgb_array"`, `get_state`/`set_state`, `FrozenPolicy` and
-  mapping opponents, `info["hand"]`; info lists became int64 arrays; bad actions, seeds and
-  reset options are ValueErrors that change nothing.
+  mapping opponents, `info["hand"]` (and with `episode="game"` `totals`, then
+  `final_scores` / `winner`); info lists became int64 arrays; bad actions, seeds and
+  reset options are ValueErrors that change nothing. The observation is the PettingZoo env's
+  (its Version History: unchanged since the initial release).
 """
 from __future__ import annotations
 

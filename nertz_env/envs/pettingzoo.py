@@ -66,9 +66,16 @@ else is a ValueError, and the env is unchanged; the one exception is the key "op
 PettingZoo's own api_test passes to probe reset and which does nothing).
 
 ## Version History
+A change to the observation (its size, its segments, any value in it) or to the infos' keys
+or kinds is a new entry here, ending with the fingerprint tests/envs/test_version_history.py
+computes (v1 where agents trained on v0 no longer fit).
 - v0: initial release; `render_mode="rgb_array"` added (same v0: observations, rewards and
-  dynamics unchanged). Later in v0: infos hold numbers only (`role` an int code,
-  `action_mask` only in the observation); unknown reset options are ValueErrors.
+  dynamics unchanged). Later in v0: infos hold numbers only (`role` an int code, was the
+  role's name; `action_mask` only in the observation, no longer also in the infos); unknown
+  reset options are ValueErrors. The observation itself has not changed since the initial
+  release: `OBS_DIM` = 791 in the segments of `core/observe.py` (every rewrite of the
+  writer bit-identical). Infos: `team`, `role`, `hand`, `tick`, `applied`.
+  Layout fingerprint: `347f0548b3d0efde`.
 """
 from __future__ import annotations
 
