@@ -25,7 +25,7 @@ from typing import Protocol, runtime_checkable
 
 import numpy as np
 
-from nertz_env.core.observe import OFF_SELF
+from nertz_env.core.observe import read_self
 from nertz_env.envs.opponents import for_table
 
 
@@ -82,10 +82,6 @@ def check_batch(observations, action_masks):
     return obs, masks
 
 
-HOLDS_STREAM = OFF_SELF + 3     # observation: this seat holds its team's Stream this hand
-TWO_PLAYER = OFF_SELF + 5       # observation: this seat's team has two players
-
-
 class Pair(Agent):
     """`pair:NERTZ&STREAM`: a two-player team (R4) whose partners are different agents, by role.
     
@@ -121,10 +117,11 @@ class Pair(Agent):
 
     def act_batch(self, observations, action_masks) -> np.ndarray:
         obs, masks = check_batch(observations, action_masks)
-        if not (obs[:, TWO_PLAYER] > 0.5).all():
+        seat = read_self(obs)
+        if not seat.two_player.all():
             raise ValueError(f"agent {self.name!r} plays two-player teams only (R4); "
                              "a solo seat holds both roles")
-        stream = obs[:, HOLDS_STREAM] > 0.5
+        stream = seat.holds_stream
         out = np.empty(len(obs), np.int64)
         for member, rows in ((self.nertz, ~stream), (self.stream, stream)):
             if rows.any():

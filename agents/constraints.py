@@ -10,7 +10,8 @@ constraint would forbid keeps its masks unchanged (a constraint never leaves a s
 a move; Wait is always legal, R17, and only never-withhold forbids it).
 
 CONSTRAINTS: name -> Constraint(id, rule ids it touches, what it forbids); names joined by '+'
-combine (a move any of them forbids is forbidden):
+combine (a move any of them forbids is forbidden). A constraint's bit in a mask is
+1 << (id - 1), named once below the table (USEFUL_SHIFTS .. OWN_PILES):
 
 - useful-shifts: River shifts (R14) only where they serve the Nertz pile, as river-builder's
   are: the whole column onto a non-empty column (a column freed for the Nertz top) unless
@@ -47,7 +48,8 @@ from numba import njit
 from nertz_env.core.codec import (KIND_BUILD, KIND_CALL, KIND_LAKE, KIND_SHIFT, KIND_STACK,
                                   N_ACTIONS,
                                   build_id, decode, lake_id)
-from nertz_env.core.observe import CARD_F, OBS_DIM, OFF_NERTZ, OFF_RIVER, OFF_SELF, OFF_WASTE
+from nertz_env.core.observe import (OBS_DIM, OFF_NERTZ, OFF_WASTE, SELF_HOLDS_STREAM,
+                                    SELF_TWO_PLAYER, read_card, read_river, read_top)
 from nertz_env.core.policies import in_run
 from nertz_env.core.rules import can_build_on
 from nertz_env.encoding import MAX_RIVER, NO_CARD, SRC_NERTZ, SRC_RIVER0, SRC_WASTE
@@ -80,6 +82,20 @@ CONSTRAINTS = {
 }
 
 
+def constraint_bit(name: str) -> int:
+    """The bit of one constraint (CONSTRAINTS[name]) in a constraint mask."""
+    return 1 << (CONSTRAINTS[name].id - 1)
+
+
+# Each constraint's bit, named once (module ints: numba reads them as constants)
+USEFUL_SHIFTS = constraint_bit("useful-shifts")         # 1
+NEVER_WITHHOLD = constraint_bit("never-withhold")       # 2
+KEEP_STREAM = constraint_bit("keep-stream")             # 4
+SPLIT_ROLES = constraint_bit("split-roles")             # 8
+KEEP_RIVER = constraint_bit("keep-river")               # 16
+OWN_PILES = constraint_bit("own-piles")                 # 32
+
+
 def check_constraint(name, where: str = "constraint") -> int:
     """The bit mask of a constraint name, or of several joined by '+' ("useful-shifts+
     never-withhold": a move any of them forbids is forbidden); None, "" or "none": 0, no
@@ -92,90 +108,57 @@ def check_constraint(name, where: str = "constraint") -> int:
         if not isinstance(part, str) or part.strip() not in CONSTRAINTS:
             raise ValueError(f"{where}={name!r} is not a constraint; constraints: "
                              f"{', '.join(CONSTRAINTS)}, several joined by '+', or none")
-        bits |= 1 << (CONSTRAINTS[part.strip()].id - 1)
+        bits |= constraint_bit(part.strip())
     return bits
-
-
-@njit(cache=True, inline="always", error_model="numpy")
-def _card(row, o):
-    """The card id of the observation's card slot at o (NO_CARD when empty)."""
-    if row[o] < 0.5:
-        return NO_CARD
-    r = int(round(row[o + 1] * 13.0)) - 1
-    for s in range(4):
-        if row[o + 2 + s] > 0.5:
-            return s * 13 + r
-    return NO_CARD
-
-
-@njit(cache=True, inline="always", error_model="numpy")
-def _river(row, c, d):
-    return _card(row, OFF_RIVER + (c * 13 + d) * CARD_F)
-
-
-@njit(cache=True, inline="always", error_model="numpy")
-def _source_top(row, src):
-    """The available card of a source: Nertz top, waste top or a River column's top."""
-    if src == SRC_NERTZ:
-        return _card(row, OFF_NERTZ)
-    if src == SRC_WASTE:
-        return _card(row, OFF_WASTE)
-    c = src - SRC_RIVER0
-    top = NO_CARD
-    for d in range(13):
-        card = _river(row, c, d)
-        if card == NO_CARD:
-            break
-        top = card
-    return top
 
 
 @njit(cache=True, inline="always", error_model="numpy")
 def _forbidden(a, row, mrow, bits, n_top, w_top):
     kd, src, dst, i, length = decode(a)
-    if bits & 1 and kd == KIND_SHIFT:                                 # useful-shifts
+    if bits & USEFUL_SHIFTS and kd == KIND_SHIFT:
         if n_top == NO_CARD:
             return True
         if i == 0:
-            target = _source_top(row, SRC_RIVER0 + dst)
+            target = read_top(row, SRC_RIVER0 + dst)
             if target == NO_CARD or can_build_on(n_top, target):
                 return True
-        elif not can_build_on(n_top, _river(row, src - SRC_RIVER0, i - 1)):
+        elif not can_build_on(n_top, read_river(row, src - SRC_RIVER0, i - 1)):
             return True
-    if bits & 2 and mrow[lake_id(SRC_WASTE)] != 0:                    # never-withhold
+    if bits & NEVER_WITHHOLD and mrow[lake_id(SRC_WASTE)] != 0:
         if not ((kd == KIND_LAKE and src == SRC_WASTE) or kd == KIND_CALL):
             return True
-    if bits & 4 and w_top != NO_CARD and n_top != NO_CARD and can_build_on(n_top, w_top):
-        river_ok = False                                              # keep-stream
+    if (bits & KEEP_STREAM and w_top != NO_CARD and n_top != NO_CARD
+            and can_build_on(n_top, w_top)):
+        river_ok = False
         for c in range(MAX_RIVER):
             if mrow[build_id(SRC_WASTE, c)] != 0:
                 river_ok = True
         if river_ok:
             if kd == KIND_LAKE and src == SRC_WASTE:
                 return True
-            if kd == KIND_STACK and in_run(w_top, _source_top(row, src), length):
+            if kd == KIND_STACK and in_run(w_top, read_top(row, src), length):
                 return True
-    if bits & 16 and n_top != NO_CARD and (kd == KIND_LAKE or kd == KIND_STACK):  # keep-river
+    if bits & KEEP_RIVER and n_top != NO_CARD and (kd == KIND_LAKE or kd == KIND_STACK):
         for c in range(MAX_RIVER):
-            top = _source_top(row, SRC_RIVER0 + c)
+            top = read_top(row, SRC_RIVER0 + c)
             if top != NO_CARD and can_build_on(n_top, top):
                 if kd == KIND_LAKE and src == SRC_RIVER0 + c:
                     return True
-                if kd == KIND_STACK and in_run(top, _source_top(row, src), length):
+                if kd == KIND_STACK and in_run(top, read_top(row, src), length):
                     return True
-    if bits & 32 and row[OFF_SELF + 5] > 0.5 and (                  # own-piles
+    if bits & OWN_PILES and row[SELF_TWO_PLAYER] > 0.5 and (
             kd == KIND_LAKE or kd == KIND_BUILD or kd == KIND_STACK):
-        stream = row[OFF_SELF + 3] > 0.5
+        stream = row[SELF_HOLDS_STREAM] > 0.5
         pile, top = (SRC_NERTZ, n_top) if stream else (SRC_WASTE, w_top)
         if src == pile or (kd == KIND_STACK and top != NO_CARD and
-                           in_run(top, _source_top(row, src), length)):
+                           in_run(top, read_top(row, src), length)):
             return True
-    if bits & 8 and row[OFF_SELF + 5] > 0.5 and (                   # split-roles
+    if bits & SPLIT_ROLES and row[SELF_TWO_PLAYER] > 0.5 and (
             kd == KIND_LAKE or kd == KIND_BUILD or kd == KIND_SHIFT or kd == KIND_STACK):
-        if row[OFF_SELF + 3] > 0.5:                                   # holds the Stream
+        if row[SELF_HOLDS_STREAM] > 0.5:
             return kd == KIND_SHIFT or kd == KIND_STACK or src != SRC_WASTE
         if src == SRC_WASTE or (kd == KIND_STACK and w_top != NO_CARD and
-                                in_run(w_top, _source_top(row, src), length)):
+                                in_run(w_top, read_top(row, src), length)):
             return True
     return False
 
@@ -201,7 +184,7 @@ def constrained_moves(row, mrow, cid, idx) -> int:
         n += mrow[a] != 0
     if cid == 0:
         return n
-    n_top, w_top = _card(row, OFF_NERTZ), _card(row, OFF_WASTE)
+    n_top, w_top = read_card(row, OFF_NERTZ), read_card(row, OFF_WASTE)
     kept = 0
     for m in range(n):
         a = idx[m]

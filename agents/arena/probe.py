@@ -40,12 +40,11 @@ from numba import njit
 
 from nertz_env.core.codec import (KIND_BUILD, KIND_FLIP, KIND_LAKE, KIND_STACK, KIND_WAIT,
                                   build_id, decode, lake_id)
-from nertz_env.core.observe import OFF_NERTZ, OFF_WASTE
+from nertz_env.core.observe import OFF_NERTZ, OFF_WASTE, read_card, read_top
 from nertz_env.core.policies import in_run
 from nertz_env.core.rules import can_build_on
 from nertz_env.encoding import MAX_RIVER, NO_CARD, SRC_RIVER0, SRC_WASTE
 
-from ..constraints import _card, _source_top
 from ..stats.student_t import t_quantile_975
 
 CLASSES = ("stream-lake", "stream-lake-fits", "stream-lake-keep", "river-lake")
@@ -69,7 +68,7 @@ def classify(obs, masks, actions, cls, resp):
         for c in range(MAX_RIVER):
             if m[lake_id(SRC_RIVER0 + c)] != 0:
                 r_lake = True
-        n_top, w_top = _card(row, OFF_NERTZ), _card(row, OFF_WASTE)
+        n_top, w_top = read_card(row, OFF_NERTZ), read_card(row, OFF_WASTE)
         fits = n_top != NO_CARD and w_top != NO_CARD and can_build_on(n_top, w_top)
         for c in range(4):
             cls[r, c] = False
@@ -80,7 +79,7 @@ def classify(obs, masks, actions, cls, resp):
             cls[r, 2] = fits and w_river
             if kd == KIND_LAKE and src == SRC_WASTE:
                 resp[r] = 0
-            elif kd == KIND_STACK and in_run(w_top, _source_top(row, src), length):
+            elif kd == KIND_STACK and in_run(w_top, read_top(row, src), length):
                 resp[r] = 0
             elif kd == KIND_BUILD and src == SRC_WASTE:
                 resp[r] = 1

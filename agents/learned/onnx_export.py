@@ -39,12 +39,12 @@ def require_onnx():
 def graph_constraint(meta: dict, what: str = "model") -> int:
     """The constraint bits the graph applies (0: none); ValueError naming the constraint when
     the model plays under one the graph cannot express (GRAPH_CONSTRAINTS)."""
-    from ..constraints import CONSTRAINTS, check_constraint
+    from ..constraints import check_constraint, constraint_bit
     name = meta.get("constraint")
     bits = check_constraint(name)
     if meta["architecture"]["action_net"] != "masked":
         return 0                         # an unmasked net's move ignores the mask (NumpyPolicy)
-    ok = sum(1 << (CONSTRAINTS[c].id - 1) for c in GRAPH_CONSTRAINTS)
+    ok = sum(constraint_bit(c) for c in GRAPH_CONSTRAINTS)
     if bits & ~ok:
         raise ValueError(f"{what} plays under constraint {name!r}, which the ONNX graph cannot "
                          f"apply (it applies {' and '.join(GRAPH_CONSTRAINTS)}): its graph "
@@ -95,11 +95,13 @@ def _constrained_legal(g: _Nodes, bits: int, n_actions: int) -> str:
     from nertz_env.core.codec import CALL, lake_id
     from nertz_env.core.observe import CARD_F, OFF_NERTZ, OFF_RIVER
     from nertz_env.encoding import MAX_RIVER, SRC_WASTE
+
+    from ..constraints import NEVER_WITHHOLD, USEFUL_SHIFTS
     f1, f0 = g.const(1.0), g.const(0.0)
     legal = g("Cast", g("Cast", "action_mask", to=g.onnx.TensorProto.BOOL),
               to=g.onnx.TensorProto.FLOAT)                                   # [N, A]: 1 legal
     forbidden = []
-    if bits & 1:                                                             # useful-shifts
+    if bits & USEFUL_SHIFTS:
         def cols(lo, hi):
             return g("Slice", "observation", g.const([lo], np.int64), g.const([hi], np.int64),
                      g.const([1], np.int64))
@@ -159,7 +161,7 @@ def _constrained_legal(g: _Nodes, bits: int, n_actions: int) -> str:
                                                 g.const([1], np.int64), g.const([1], np.int64)),
                                        f0), axis=1)
         forbidden.append(g("Gather", padded, g.const(where, np.int64), axis=1))
-    if bits & 2:                                                             # never-withhold
+    if bits & NEVER_WITHHOLD:
         allowed = np.ones(n_actions, np.float32)
         allowed[[lake_id.py_func(SRC_WASTE), CALL]] = 0
         w = g("Gather", legal, g.const([lake_id.py_func(SRC_WASTE)], np.int64), axis=1)

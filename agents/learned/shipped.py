@@ -24,7 +24,7 @@ from pathlib import Path
 
 import numpy as np
 
-from nertz_env.core.observe import OFF_SELF
+from nertz_env.core.observe import read_self
 
 from ..base import Agent, check_batch
 from ..constraints import check_constraint, constrain
@@ -32,8 +32,6 @@ from .family import member_for
 from .ppo import load_weights_policy
 
 GENERALIST = 0                  # the generalist's key among LearnedAgent.policies
-
-_TEAMS, _PAIR = OFF_SELF + 7, OFF_SELF + 5
 
 
 def shipped_models(models_dir) -> dict:
@@ -59,8 +57,8 @@ def describe(teams: int, team_size: int) -> str:
 def table_of_rows(observations) -> tuple:
     """(teams int64 [n], team_size int64 [n]) of each row's table, read off its observation."""
     obs = np.asarray(observations)
-    teams = np.rint(obs[:, _TEAMS] * 8).astype(np.int64)
-    return teams, np.where(obs[:, _PAIR] > 0.5, 2, 1).astype(np.int64)
+    seat = read_self(obs)
+    return seat.teams, seat.team_size
 
 
 class LearnedAgent(Agent):

@@ -19,8 +19,13 @@ S H D C. Teams are seen from the seat's own team: opponent k is team (t + k) % n
     |        |      |   stream / 52, waste / 52, present flag (46 each; zeros when absent)    |
     | 783    | 8    | self: ready, ticks until ready / 10 (max 1), tick / max_ticks, holds    |
     |        |      |   the Stream, holds the Nertz pile, two-player team, hand is odd,       |
-    |        |      |   num_teams / 8                                                         |
+    |        |      |   num_teams / 8 (one name each: SELF_READY .. SELF_TEAMS)               |
     OBS_DIM = 791
+
+The read side lives here too, beside the writer, so no other module spells an offset:
+`read_self(obs)` gives the self block as named fields (numpy, one row or a batch), numba
+kernels index a row with the SELF_* names, and `read_card` / `read_river` / `read_top`
+decode the own card slots (jitted: agents/constraints.py and agents/arena/probe.py use them).
 """
 from __future__ import annotations
 
@@ -30,7 +35,7 @@ import numpy as np
 from numba import njit, prange
 
 from ..encoding import MAX_TEAMS
-from ..encoding import MAX_RIVER, NO_CARD, SRC_RIVER0
+from ..encoding import MAX_RIVER, NO_CARD, SRC_NERTZ, SRC_RIVER0, SRC_WASTE
 from .chunks import chunk_bounds, n_chunks
 from .rules import stream_seat, suit
 
@@ -44,7 +49,17 @@ OFF_OPP = OFF_LAKE_SUIT + 4                                  # 461
 OPP_F = 7 * CARD_F + 4                                       # 46
 MAX_OPP = 7
 OFF_SELF = OFF_OPP + MAX_OPP * OPP_F                         # 783
-OBS_DIM = OFF_SELF + 8                                       # 791
+# The self block, one entry each (write_self writes them, read_self reads them):
+SELF_READY = OFF_SELF            # 1: the seat may move this tick (its speed's wait is over)
+SELF_WAIT = OFF_SELF + 1         # ticks until the seat is ready / 10, at most 1
+SELF_TICK = OFF_SELF + 2         # tick / max_ticks, at most 1
+SELF_HOLDS_STREAM = OFF_SELF + 3  # 1: the seat holds its team's Stream this hand (R4; solo: 1)
+SELF_HOLDS_NERTZ = OFF_SELF + 4  # 1: the seat holds its team's Nertz pile this hand (solo: 1)
+SELF_TWO_PLAYER = OFF_SELF + 5   # 1: the seat's team has two players (R4)
+SELF_ODD_HAND = OFF_SELF + 6     # 1: the hand number is odd (R4 swaps a pair's roles by hand)
+SELF_TEAMS = OFF_SELF + 7        # num_teams / 8
+SELF_F = 8
+OBS_DIM = OFF_SELF + SELF_F                                  # 791
 
 
 # Lookup tables for the per-element arithmetic of the writer (the Lake segment's divisions
@@ -70,6 +85,42 @@ def put_card(row, o, card):
     row[o] = 1.0
     row[o + 1] = _RANK_F[card]
     row[o + 2 + suit(card)] = 1.0
+
+
+@njit(cache=True, inline="always", error_model="numpy")
+def read_card(row, o):
+    """The card id put_card wrote at row[o:o + CARD_F] (NO_CARD when the slot is empty)."""
+    if row[o] < 0.5:
+        return NO_CARD
+    r = int(round(row[o + 1] * 13.0)) - 1
+    for s in range(4):
+        if row[o + 2 + s] > 0.5:
+            return s * 13 + r
+    return NO_CARD
+
+
+@njit(cache=True, inline="always", error_model="numpy")
+def read_river(row, c, d):
+    """The card at depth d (0 = bottom) of the seat's own River column c (NO_CARD: none)."""
+    return read_card(row, OFF_RIVER + (c * 13 + d) * CARD_F)
+
+
+@njit(cache=True, inline="always", error_model="numpy")
+def read_top(row, src):
+    """The seat's own available card of a source (encoding.SRC_*): the Nertz top, the waste
+    top or a River column's top (NO_CARD: none)."""
+    if src == SRC_NERTZ:
+        return read_card(row, OFF_NERTZ)
+    if src == SRC_WASTE:
+        return read_card(row, OFF_WASTE)
+    c = src - SRC_RIVER0
+    top = NO_CARD
+    for d in range(13):
+        card = read_river(row, c, d)
+        if card == NO_CARD:
+            break
+        top = card
+    return top
 
 
 @njit(cache=True, inline="always", error_model="numpy")
@@ -103,16 +154,48 @@ def write_self(row, st, prm, e, s, t):
     """row[OFF_SELF:]: readiness, tick, roles, table size (every entry assigned)."""
     T = prm.n_teams
     wait = st.ready[e, s] - st.tick[e]
-    row[OFF_SELF] = 1.0 if wait <= 0 else 0.0
-    row[OFF_SELF + 1] = min(max(wait, 0), 10) / 10.0
-    row[OFF_SELF + 2] = min(st.tick[e] / prm.max_ticks, 1.0)
+    row[SELF_READY] = 1.0 if wait <= 0 else 0.0
+    row[SELF_WAIT] = min(max(wait, 0), 10) / 10.0
+    row[SELF_TICK] = min(st.tick[e] / prm.max_ticks, 1.0)
     holds_stream = s == stream_seat(prm.team_seat0, prm.team_size, prm.alternate_roles,
                                     st.hand[e], t)
-    row[OFF_SELF + 3] = 1.0 if holds_stream else 0.0
-    row[OFF_SELF + 4] = 1.0 if (prm.team_size[t] == 1 or not holds_stream) else 0.0
-    row[OFF_SELF + 5] = 1.0 if prm.team_size[t] == 2 else 0.0
-    row[OFF_SELF + 6] = 1.0 if st.hand[e] % 2 == 1 else 0.0
-    row[OFF_SELF + 7] = T / 8.0
+    row[SELF_HOLDS_STREAM] = 1.0 if holds_stream else 0.0
+    row[SELF_HOLDS_NERTZ] = 1.0 if (prm.team_size[t] == 1 or not holds_stream) else 0.0
+    row[SELF_TWO_PLAYER] = 1.0 if prm.team_size[t] == 2 else 0.0
+    row[SELF_ODD_HAND] = 1.0 if st.hand[e] % 2 == 1 else 0.0
+    row[SELF_TEAMS] = T / 8.0
+
+
+class SelfView(NamedTuple):
+    """The self block read back by name (read_self): each field shaped like obs[..., 0]
+    (a numpy scalar for one row, an array [n] for a batch)."""
+    ready: np.ndarray              # bool: the seat may move this tick
+    wait: np.ndarray               # float32: ticks until ready / 10, at most 1
+    tick: np.ndarray               # float32: tick / max_ticks, at most 1
+    holds_stream: np.ndarray       # bool: holds its team's Stream this hand (R4; solo: True)
+    holds_nertz: np.ndarray        # bool: holds its team's Nertz pile this hand (solo: True)
+    two_player: np.ndarray         # bool: its team has two players (R4)
+    odd_hand: np.ndarray           # bool: the hand number is odd
+    teams: np.ndarray              # int64: num_teams at the table
+
+    @property
+    def team_size(self) -> np.ndarray:
+        """int64: players in the seat's team (2 or 1)."""
+        return np.where(self.two_player, 2, 1).astype(np.int64)
+
+
+def read_self(obs) -> SelfView:
+    """The self block of one observation row (OBS_DIM floats) or of a batch ([..., OBS_DIM])
+    as named fields (SelfView), read back the way write_self wrote it."""
+    o = np.asarray(obs)
+    if o.ndim < 1 or o.shape[-1] != OBS_DIM:
+        raise ValueError(f"read_self: observations [..., {OBS_DIM}], got shape {o.shape}")
+    return SelfView(ready=o[..., SELF_READY] > 0.5, wait=o[..., SELF_WAIT],
+                    tick=o[..., SELF_TICK], holds_stream=o[..., SELF_HOLDS_STREAM] > 0.5,
+                    holds_nertz=o[..., SELF_HOLDS_NERTZ] > 0.5,
+                    two_player=o[..., SELF_TWO_PLAYER] > 0.5,
+                    odd_hand=o[..., SELF_ODD_HAND] > 0.5,
+                    teams=np.rint(o[..., SELF_TEAMS] * 8).astype(np.int64))
 
 
 @njit(cache=True, error_model="numpy", _nrt=False)

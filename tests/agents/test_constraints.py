@@ -11,7 +11,7 @@ from agents.constraints import CONSTRAINTS, check_constraint, constrain
 from nertz_env.actions import decode
 from nertz_env.config import RulesConfig
 from nertz_env.encoding import NO_CARD, SRC_NERTZ, SRC_RIVER0, SRC_WASTE
-from nertz_env.core.observe import OFF_SELF
+from nertz_env.core.observe import SELF_HOLDS_STREAM
 from nertz_env.engine import Engine
 
 RED = {1, 2}
@@ -181,7 +181,7 @@ def test_split_roles_matches_its_definition_over_random_play(seat, name):
             want = reference(name, st, e, t, masks[e], config, seat)
             np.testing.assert_array_equal(got[e], want, err_msg=f"seat {seat}, table {e}")
             forbidden += int(masks[e].sum() - want.sum())
-            roles.add(int(obs[e, OFF_SELF + 3]))
+            roles.add(int(obs[e, SELF_HOLDS_STREAM]))
         rows += obs.shape[0]
     assert rows >= 1000
     if seat == 2:
@@ -379,12 +379,12 @@ def test_constraints_combine_with_plus():
 def _kept_by_rule(row, mrow, cid):
     """The moves constraint bits cid keep, the slow way: every legal move asked of the rule
     code one by one (_forbidden), all of them where it forbids every one."""
-    from agents.constraints import _card, _forbidden
-    from nertz_env.core.observe import OFF_NERTZ, OFF_WASTE
+    from agents.constraints import _forbidden
+    from nertz_env.core.observe import OFF_NERTZ, OFF_WASTE, read_card
     legal = np.flatnonzero(mrow)
     if not cid:
         return legal
-    n_top, w_top = _card(row, OFF_NERTZ), _card(row, OFF_WASTE)
+    n_top, w_top = read_card(row, OFF_NERTZ), read_card(row, OFF_WASTE)
     kept = [a for a in legal if not _forbidden(a, row, mrow, cid, n_top, w_top)]
     return np.array(kept, np.int64) if kept else legal
 
@@ -432,3 +432,15 @@ def test_the_move_list_is_every_legal_move_the_rule_allows():
         cid = every[r % len(every)]
         n = constrained_moves(obs[r % len(obs)], mask, cid, idx)
         np.testing.assert_array_equal(idx[:n], _kept_by_rule(obs[r % len(obs)], mask, cid))
+
+
+def test_each_constraint_bit_is_named_once():
+    """agents/constraints.py names each constraint's bit (the kernel tests them by name): the
+    names are the bits check_constraint gives, one per constraint, all distinct."""
+    import agents.constraints as c
+    named = {"useful-shifts": c.USEFUL_SHIFTS, "never-withhold": c.NEVER_WITHHOLD,
+             "keep-stream": c.KEEP_STREAM, "split-roles": c.SPLIT_ROLES,
+             "keep-river": c.KEEP_RIVER, "own-piles": c.OWN_PILES}
+    assert set(named) == set(CONSTRAINTS)
+    assert {n: check_constraint(n) for n in named} == named
+    assert sorted(named.values()) == [1 << k for k in range(len(CONSTRAINTS))]

@@ -12,9 +12,9 @@ from agents.arena.play import MatchPlan, Roster, play_deals
 from agents.arena.progress import NoBar
 from agents.arena.seatings import make_lineups, seatings
 from agents.arena.tournament import run_tournament
-from agents.base import Agent
-from agents.base import HOLDS_STREAM, Pair
+from agents.base import Agent, Pair
 from nertz_env import RulesConfig
+from nertz_env.core.observe import SELF_HOLDS_STREAM
 
 PAIRS = RulesConfig(num_teams=2, team_sizes=(2, 2), speeds=(1, 2, 2, 1))
 
@@ -26,7 +26,7 @@ class _Role(Agent):
         self.inner, self.holds, self.name = make_agent("heuristic"), [], name
 
     def act_batch(self, observations, action_masks):
-        self.holds.append(np.asarray(observations)[:, HOLDS_STREAM].copy())
+        self.holds.append(np.asarray(observations)[:, SELF_HOLDS_STREAM].copy())
         return self.inner.act_batch(observations, action_masks)
 
 
