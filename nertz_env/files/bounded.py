@@ -2,17 +2,25 @@
 only up to a cap (a 2 MB bomb that would inflate to 2 GiB is refused after inflating the
 cap, in well under a second), a zip member is read only up to a cap whatever its header
 claims, and JSON is parsed only when its nesting is shallow enough for Python's parser (a
-deep one is a ValueError, not a RecursionError traceback). Every refusal is a ValueError
-naming what was read (`what`) and the limit."""
+deep one is a ValueError, not a RecursionError traceback) and its integers only when short
+(a 5,000-digit one is refused naming its field, not Python's int-conversion error). A path
+is read only when it names a regular file (`check_regular`: a FIFO, socket or device is
+never opened, so nothing hangs). Every refusal is a ValueError naming what was read (`what`)
+and the limit."""
 from __future__ import annotations
 
 import json
+import os
+import stat
 import zipfile
 import zlib
 
 import numpy as np
 
 MAX_JSON_DEPTH = 64          # far deeper than any file the project writes (replays: 5)
+MAX_INT_DIGITS = 100         # JSON integers: far longer than any file the project writes
+                             # (128-bit generator states have 39 digits)
+STRICT_INT_DIGITS = 30       # json_loads_strict's default (model and family files)
 _CHUNK = 1 << 20
 # what a damaged or unreadable zip member raises: an encrypted member (RuntimeError), an
 # unknown compression method (NotImplementedError), a bad lzma/bz2 stream (LZMAError, OSError)
@@ -38,10 +46,41 @@ def _mb(n: int) -> str:
     return f"{n / 2**20:g} MiB"
 
 
+def check_regular(path, what: str = "file") -> None:
+    """Refuse `path` unless it names a regular file (symlinks followed): a directory is a
+    ValueError "WHAT 'PATH' is a directory", a FIFO, socket or device one "... is not a
+    regular file". Only stat()s the path, so a FIFO is never opened (opening one for reading
+    waits for a writer: the reader would hang). A missing or unreadable path is left to the
+    caller's open() (an OSError)."""
+    try:
+        mode = os.stat(path).st_mode
+    except (OSError, ValueError):           # missing, no permission, a NUL in the name
+        return
+    if stat.S_ISDIR(mode):
+        raise ValueError(f"{what} {str(path)!r} is a directory; a file is needed")
+    if not stat.S_ISREG(mode):
+        raise ValueError(f"{what} {str(path)!r} is not a regular file (a FIFO, socket or "
+                         "device is never opened)")
+
+
+def open_regular(path, what: str = "file"):
+    """`path` opened for binary reading once check_regular passes, opened without blocking
+    and checked again on the open file, so a FIFO swapped in between cannot hang it."""
+    check_regular(path, what)
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
+    fh = os.fdopen(fd, "rb")
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        fh.close()
+        raise ValueError(f"{what} {str(path)!r} is not a regular file (a FIFO, socket or "
+                         "device is never read)")
+    return fh
+
+
 def read_capped(path, max_bytes: int, what: str = "file") -> bytes:
     """The bytes of `path`, refused (ValueError naming `what` and the cap) when over
-    `max_bytes`; never reads more than max_bytes + 1."""
-    with open(path, "rb") as fh:
+    `max_bytes`, or when `path` is not a regular file (check_regular: a FIFO is never
+    opened); never reads more than max_bytes + 1."""
+    with open_regular(path, what) as fh:
         data = fh.read(max_bytes + 1)
     if len(data) > max_bytes:
         raise ValueError(f"{what} {str(path)!r} is larger than {_mb(max_bytes)}, the most "
@@ -133,9 +172,31 @@ def json_depth(raw: bytes) -> int:
     return int(np.cumsum(step).max(initial=0))
 
 
-def json_loads_bounded(raw, what: str = "JSON", max_depth: int = MAX_JSON_DEPTH):
-    """`raw` (bytes or str) parsed as strict JSON (no NaN or Infinity), refused when nested
-    deeper than `max_depth` or not valid JSON: a ValueError naming `what` either way."""
+class _LongInt:
+    """What an over-long integer parses to until the tree is searched for its field."""
+    __slots__ = ("digits",)
+
+    def __init__(self, digits: int):
+        self.digits = digits
+
+
+def _long_int_field(obj, path: str = ""):
+    """(field path, digits) of the first _LongInt in a parsed tree (depth-capped already)."""
+    if isinstance(obj, _LongInt):
+        return path or "the top level", obj.digits
+    items = obj.items() if isinstance(obj, dict) else \
+        enumerate(obj) if isinstance(obj, list) else ()
+    for k, v in items:
+        found = _long_int_field(v, f"{path}[{k}]" if isinstance(k, int) else
+                                (f"{path}.{k}" if path else str(k))[:200])
+        if found:
+            return found
+    return None
+
+
+def _parse(raw, what: str, max_depth: int, max_int_digits: int, **hooks):
+    """json.loads of `raw` under the depth cap, constants refused, and integers of more than
+    `max_int_digits` digits refused by field (a ValueError naming `what` and the field)."""
     if isinstance(raw, str):
         raw = raw.encode("utf-8")
     depth = json_depth(raw)
@@ -144,38 +205,47 @@ def json_loads_bounded(raw, what: str = "JSON", max_depth: int = MAX_JSON_DEPTH)
 
     def no_constant(name):
         raise ValueError(f"{what} holds {name}, which is not JSON")
+
+    long_ints = []
+
+    def whole(text):
+        digits = len(text.lstrip("-"))
+        if digits > max_int_digits:                # checked before int(): no slow parse and
+            long_ints.append(digits)               # no int-conversion limit error
+            return _LongInt(digits)
+        return int(text)
 
     try:
-        return json.loads(raw, parse_constant=no_constant)
+        obj = json.loads(raw, parse_constant=no_constant, parse_int=whole, **hooks)
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise ValueError(f"{what} is not valid JSON ({exc})") from None
+    if long_ints:
+        field, digits = _long_int_field(obj) or ("a field", long_ints[0])
+        raise ValueError(f"{what}: field {field} holds an integer of {digits} digits; at most "
+                         f"{max_int_digits} are read")
+    return obj
 
 
-def json_loads_strict(raw, what: str = "JSON", max_depth: int = MAX_JSON_DEPTH):
+def json_loads_bounded(raw, what: str = "JSON", max_depth: int = MAX_JSON_DEPTH,
+                       max_int_digits: int = MAX_INT_DIGITS):
+    """`raw` (bytes or str) parsed as strict JSON (no NaN or Infinity), refused when nested
+    deeper than `max_depth`, holding an integer of more than `max_int_digits` digits, or not
+    valid JSON: a one-line ValueError naming `what` (and the field of a long integer)."""
+    return _parse(raw, what, max_depth, max_int_digits)
+
+
+def json_loads_strict(raw, what: str = "JSON", max_depth: int = MAX_JSON_DEPTH,
+                      max_int_digits: int = STRICT_INT_DIGITS):
     """`raw` parsed as json_loads_bounded parses it, and more strictly: an object with a key
     twice (json.loads keeps the last one in silence), a number too large for a float (1e400
-    reads as infinity) and an integer of over 30 digits are refused, a one-line ValueError
-    naming `what` and the key or number. For files whose every field is checked (models,
-    families)."""
-    if isinstance(raw, str):
-        raw = raw.encode("utf-8")
-    depth = json_depth(raw)
-    if depth > max_depth:
-        raise ValueError(f"{what} is nested {depth} levels deep; at most {max_depth} are read")
-
-    def no_constant(name):
-        raise ValueError(f"{what} holds {name}, which is not JSON")
-
+    reads as infinity) and an integer of over `max_int_digits` digits (30 unless told) are
+    refused, a one-line ValueError naming `what` and the key, number or field. For files
+    whose every field is checked (models, families, replays)."""
     def finite(text):
         x = float(text)
         if not np.isfinite(x):
             raise ValueError(f"{what} holds the number {text[:40]}, too large for a float")
         return x
-
-    def whole(text):
-        if len(text.lstrip("-")) > 30:
-            raise ValueError(f"{what} holds an integer of {len(text)} digits; at most 30 are read")
-        return int(text)
 
     def unique(pairs):
         seen = set()
@@ -186,8 +256,5 @@ def json_loads_strict(raw, what: str = "JSON", max_depth: int = MAX_JSON_DEPTH):
             seen.add(k)
         return dict(pairs)
 
-    try:
-        return json.loads(raw, parse_constant=no_constant, parse_float=finite,
-                          parse_int=whole, object_pairs_hook=unique)
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise ValueError(f"{what} is not valid JSON ({exc})") from None
+    return _parse(raw, what, max_depth, max_int_digits, parse_float=finite,
+                  object_pairs_hook=unique)

@@ -18,10 +18,11 @@ Design
   are one flat list of ints (ticks x seats) and the priority orders one string of hex digits
   (a seat each, <= 16 seats; sizes in docs/replays.md). A sha256 of the canonical JSON of the
   content guards the file. Reading treats the file as untrusted (validate.py): capped in
-  bytes, inflated size, nesting and counts, every key checked with strict types; a
-  truncated file, a file that is not JSON, a wrong format or version, an unknown, missing or
-  malformed field and a checksum mismatch are each a ReplayError (a ValueError) of one line
-  saying which and where. Writing is whole or not at all (nertz_env.files).
+  bytes, inflated size, nesting and counts, every key checked with strict types; a path that
+  is not a regular file (a FIFO is never opened), a truncated file, a file that is not JSON
+  (or JSON with a key twice in one object, or an integer of over 100 digits), a wrong format
+  or version, an unknown, missing or malformed field and a checksum mismatch are each a
+  ReplayError (a ValueError) of one line saying which and where. Writing is whole or not at all (nertz_env.files).
 
 Builds on config, encoding, actions and playback; never imports envs, and the recorder (which
 builds on this module) only by name, in the transitional `__getattr__` at the end.
@@ -38,7 +39,7 @@ import numpy as np
 
 from ..config import RulesConfig
 from ..encoding import card_text
-from ..files import gunzip_capped, json_loads_bounded, read_capped, write_bytes
+from ..files import MAX_INT_DIGITS, gunzip_capped, json_loads_strict, read_capped, write_bytes
 from . import validate as V
 from .notation import hand_words, safe
 from .playback import Playback, ReplayError
@@ -123,7 +124,7 @@ class Replay(Playback):
             raise ReplayError(f"{where} is larger than the {MAX_JSON_BYTES >> 20} MiB of JSON "
                               "this reader holds")
         try:
-            body = json_loads_bounded(raw, where)
+            body = json_loads_strict(raw, where, max_int_digits=MAX_INT_DIGITS)
         except ValueError as err:
             raise ReplayError(str(err).replace("is not valid JSON", "is truncated or not "
                                                "valid JSON")) from None
