@@ -101,8 +101,11 @@ Stepping after the end changes nothing and repeats the end flags with reward 0.
   legal moves). An agent may be a core bot's spec string, as the vector envs take it
   (nertz_env/bot_specs.py: "random" is the random legal moves above, "greedy",
   "heuristic:style=cautious", ... play inside the core); other agent kinds ("learned",
-  "ppo:...") are objects: `agents.registry.make_agent(spec)`. An agent is an object with `act(observation, action_mask) -> int` (or a
-  callable with that signature), receiving that seat's float32 observation and int8 mask; or
+  "ppo:...", "rllib:...") are objects: `agents.registry.make_agent(spec)`; a "pair:A&B" team
+  is one too, given only at a seat of a team of two (`team_sizes`); any other string is a
+  `ValueError` listing these kinds. An agent is an object with
+  `act(observation, action_mask) -> int` (or a callable with that signature), receiving
+  that seat's float32 observation and int8 mask; or
   a trained stable-baselines3 / sb3-contrib model (anything with `predict`, no `act`), which
   is wrapped in `FrozenPolicy` (`nertz_env/envs/frozen_policy.py`): it calls
   `model.predict(observation, action_masks=mask, deterministic=True)` when `predict` takes
@@ -151,7 +154,7 @@ from ..engine import Engine
 from .episode import (EPISODES, REWARDS, GameLedger, check_reward, checked_rng_state, env_config,
                       load_snapshot, take_snapshot, team_rewards)
 from ..encoding import OVER_TRUNCATED, PLAYING
-from ..bot_specs import core_bot
+from ..bot_specs import CORE_KINDS, core_bot
 from ..core.policies import POLICY_EXTERNAL, POLICY_RANDOM, new_policy_arrays
 from .opponents import FrozenPolicy, as_opponent, for_table, opponents_per_seat
 from .episode import check_options, check_rule_kwargs, check_seed, illegal_move_error
@@ -159,6 +162,8 @@ from .render import render_rgb
 from .seats import PerRow, SeatDriver
 from .spaces import action_space, observation_space
 from ..table.table import Table
+
+MODEL_KINDS = ("ppo", "learned", "rllib")   # agent kinds agents.registry.make_agent builds
 
 __all__ = ["NertzGymEnv", "FrozenPolicy", "REWARDS", "EPISODES"]
 _TABLE0 = np.zeros(1, np.int64)         # the one table a core bot opponent moves at
@@ -219,8 +224,7 @@ class NertzGymEnv(gymnasium.Env):
             try:
                 kind, row, _ = core_bot(spec.strip())
             except ValueError as err:
-                raise ValueError(f"{where}: {err} (NertzGymEnv takes other agents as objects, "
-                                 f"e.g. agents.registry.make_agent({spec!r}))") from None
+                raise ValueError(self._spec_error(spec, where, s, err)) from None
             if kind == POLICY_RANDOM:
                 acts[s] = None
                 continue
@@ -231,6 +235,32 @@ class NertzGymEnv(gymnasium.Env):
         if kinds is not None:
             self._core = (kinds, knobs, np.zeros(1, np.uint64), _TABLE0)
         return None if self._core is None and all(a is None for a in acts.values()) else acts
+
+    def _spec_error(self, spec: str, where: str, seat: int, err) -> str:
+        """The one line for an opponent string the core does not play: a model kind is made
+        by agents.registry.make_agent (suggested only for those); a pair is a two-player
+        team and plays only at a seat of one; anything else is unknown or malformed (the
+        kinds this env takes are listed)."""
+        kind = spec.strip().partition(":")[0]
+        if kind in MODEL_KINDS:
+            return (f"{where}: {spec!r} is a model, not a bot the core plays; NertzGymEnv takes "
+                    f"it as an object: give agents.registry.make_agent({spec!r}) instead")
+        if kind == "pair":
+            team = self.config.seat_team[seat]
+            if self.config.sizes[team] != 2:
+                return (f"{where}: {spec!r} is a two-player team (R4) and seat {seat} is a "
+                        f"solo team's; a pair plays only at the seats of a team of two "
+                        f"(team_sizes, e.g. team_sizes=(1, 2)), made as an object with "
+                        f"agents.registry.make_agent")
+            return (f"{where}: {spec!r} is a two-player team (R4), not a bot the core plays; "
+                    f"NertzGymEnv takes it as an object at seat {seat} (a team of two): give "
+                    f"agents.registry.make_agent({spec!r}) instead")
+        if kind in CORE_KINDS or not kind:
+            return f"{where}: {err}"                # a core bot's bad options: its own line
+        return (f"{where}: {spec!r}: unknown kind {kind!r}; this env takes the core bots "
+                f"random, greedy, heuristic[:style=S,KNOB=V] as strings, and models (ppo:PATH, "
+                f"learned[:...], rllib:PATH) and pair:A&B teams as agent objects made by "
+                f"agents.registry.make_agent")
 
     # ------------------------------------------------------------------ Gymnasium API
     def reset(self, *, seed=None, options=None):
