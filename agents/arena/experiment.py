@@ -123,7 +123,7 @@ def run_experiment(spec: ExperimentSpec, *, progress: bool = True, batch_tables:
     for s in [spec.baseline, *spec.treatments.values()]:
         made[s] = make_agent(s, seed=spec.seed)    # a bad spec fails before anything plays
     for o in spec.opponents:
-        for s in (o if isinstance(o, list) else [o]):
+        for s in (o if isinstance(o, list) else split_lineup(o)):   # as cell_plan splits
             if s not in ("baseline", "half"):
                 made[s] = make_agent(s, seed=spec.seed)
     cells = spec.cells()

@@ -40,13 +40,15 @@ from __future__ import annotations
 import itertools
 import math
 import numbers
+import re
 from dataclasses import dataclass, field
 
 from nertz_env.config import RULE_FIELDS, RulesConfig
-from nertz_env.files import read_capped
+from nertz_env.files import MAX_JSON_DEPTH, read_capped
 
-from .limits import (MAX_CELLS, MAX_GRID, MAX_LABEL, MAX_SPEC_BYTES, check_int, check_size,
-                     default_cap)
+from ..specs import split_lineup
+from .limits import (MAX_CELLS, MAX_GRID, MAX_LABEL, MAX_SPEC_BYTES, brief, check_int,
+                     check_size, default_cap)
 from .seatings import make_lineups, seatings
 
 OUTCOMES = ("points", "relative", "win")
@@ -71,15 +73,19 @@ OUTCOME_LABEL = {"points": "points per hand", "relative": "points per hand relat
 
 
 def _bad(key, value, allowed) -> ValueError:
-    return ValueError(f"experiment {key}={value!r}: {allowed}")
+    """The refusal of a key: its value echoed briefly (limits.brief), then what it allows."""
+    key = key if len(key) <= 120 else key[:100] + "..."
+    return ValueError(f"experiment {key}={brief(value)}: {allowed}")
 
 
 def opponents_key(o):
     """An opponents entry as its cell name ('baseline', 'half', 'A' or 'A+B'), or None when
-    it is no valid entry."""
-    specs = o if isinstance(o, list) else [o]
+    it is no valid entry. A string is split as the CLI's --opponents is (specs.split_lineup:
+    'greedy+heuristic' is two seats' specs, the same cell as ["greedy", "heuristic"])."""
+    specs = o if isinstance(o, list) else split_lineup(o) if isinstance(o, str) else [o]
     if not specs or any(not isinstance(x, str) or not x.strip() for x in specs) or (
-            isinstance(o, list) and any(x in ("baseline", "half") for x in specs)):
+            (isinstance(o, list) or len(specs) > 1)
+            and any(x.strip() in ("baseline", "half") for x in specs)):
         return None
     return "+".join(x.strip() for x in specs)
 
@@ -119,9 +125,9 @@ def _grid(key, values, norm, allowed) -> None:
     for i, x in enumerate(values):
         k = norm(x)
         if k is None:
-            raise _bad(key, values, f"entry {i} ({x!r}) is not valid: {allowed}")
+            raise _bad(key, values, f"entry {i} ({brief(x)}) is not valid: {allowed}")
         if k in seen:
-            raise _bad(key, values, f"entries {seen[k]} and {i} are the same ({k}): "
+            raise _bad(key, values, f"entries {seen[k]} and {i} are the same ({brief(k)[1:-1]}): "
                        f"each entry once")
         seen[k] = i
 
@@ -198,7 +204,8 @@ class ExperimentSpec:
               "no mix: speeds = ['1,2,1,3'] is one)")
         if "baseline" in self.opponents and self.baseline.strip() in map(opponents_key,
                                                                           self.opponents):
-            raise _bad("opponents", self.opponents, f"'baseline' and {self.baseline.strip()!r} "
+            raise _bad("opponents", self.opponents, f"'baseline' and "
+                       f"{brief(self.baseline.strip())} "
                        "(the baseline's spec) are the same opponents: each entry once")
         if "half" in self.opponents and any(focal_periods(speeds_key(v)) for v in self.speeds):
             raise _bad("speeds", self.speeds, "'focal-fast', 'focal-slow' and 'focal:P/Q' set "
@@ -215,7 +222,9 @@ class ExperimentSpec:
             self.config(cell)                      # every table can be built
             check_size(cap, self.tables_per_deal(cell), self.cell_hands(cell), cell.teams,
                        f"experiment cell {cell.opponents}, {cell.teams} teams, {cell.speeds}, "
-                       f"{cell.rules}, {cell.mode}")
+                       f"{cell.rules}, {cell.mode}", fewer=(
+                           "deals" if self.precision is None else "max_deals", "treatments",
+                           "teams"))
 
     def _check_treatments(self) -> None:
         t = self.treatments
@@ -298,8 +307,8 @@ class ExperimentSpec:
                 speeds = tuple(int(x) for x in cell.speeds.split(","))
             return RulesConfig(num_teams=cell.teams, speeds=speeds, **kw)
         except (TypeError, ValueError) as err:
-            raise ValueError(f"experiment cell teams={cell.teams}, speeds={cell.speeds!r}, "
-                             f"rules {cell.rules!r}: {err}") from None
+            raise ValueError(f"experiment cell teams={cell.teams}, speeds={brief(cell.speeds)}, "
+                             f"rules {brief(cell.rules)}: {brief(str(err), 300)[1:-1]}") from None
 
     def deal_cap(self) -> int:
         """The most deals a cell can play: deals, or a precision run's cap (max_deals, else
@@ -315,14 +324,42 @@ class ExperimentSpec:
         return {k: getattr(self, k) for k in SPEC_KEYS}
 
 
+_TOML_TOKEN = re.compile(r'"""(?:\\.|[^\\])*?"""|\'\'\'.*?\'\'\'|"(?:\\.|[^"\\\n])*"'
+                         r"|'[^'\n]*'|#[^\n]*|[\[\]{}]", re.S)
+
+
+def toml_depth(text: str) -> int:
+    """How deeply arrays and inline tables nest in TOML `text`: the most [ and { open at
+    once, outside strings and comments (tomllib recurses once per level, so a file of 100,000
+    brackets would end in a RecursionError, read before it parses)."""
+    depth = most = 0
+    for tok in _TOML_TOKEN.finditer(text):
+        c = tok.group()
+        if c in "[{":
+            depth += 1
+            most = max(most, depth)
+        elif c in "]}":
+            depth -= 1
+    return most
+
+
 def load_spec(path, **overrides) -> ExperimentSpec:
     """An ExperimentSpec from a TOML file; keyword arguments (not None) replace its keys."""
     try:
         import tomllib
     except ModuleNotFoundError:  # pragma: no cover - Python 3.10
         import tomli as tomllib
+    where = f"experiment spec {str(path)!r}"
     try:
-        data = tomllib.loads(read_capped(path, MAX_SPEC_BYTES, "experiment spec").decode())
+        text = read_capped(path, MAX_SPEC_BYTES, "experiment spec").decode()
+        depth = toml_depth(text)
+        if depth > MAX_JSON_DEPTH:
+            raise ValueError(f"{where}: nested too deep ({depth} levels of [ and {{); at most "
+                             f"{MAX_JSON_DEPTH} are read")
+        data = tomllib.loads(text)
+    except RecursionError:          # toml_depth's count is the guard; this is its backstop
+        raise ValueError(f"{where}: nested too deep; at most {MAX_JSON_DEPTH} levels are "
+                         "read") from None
     except UnicodeDecodeError:
         raise ValueError(f"experiment spec {str(path)!r}: not UTF-8 text") from None
     except OSError as err:
@@ -337,12 +374,13 @@ def load_spec(path, **overrides) -> ExperimentSpec:
 def spec_from_dict(data: dict, where: str = "experiment spec") -> ExperimentSpec:
     unknown = sorted(set(data) - set(SPEC_KEYS))
     if unknown:
-        raise ValueError(f"{where}: unknown key {unknown[0]!r}; keys are {', '.join(SPEC_KEYS)}")
+        raise ValueError(f"{where}: unknown key {brief(unknown[0])}; keys are "
+                         + ", ".join(SPEC_KEYS))
     for need in ("baseline", "treatments"):
         if need not in data:
             raise ValueError(f"{where}: {need!r} is missing (the agent spec(s) to compare)")
     modes = data.get("modes", ["hands"])
     if "max_game_hands" in data and isinstance(modes, list) and "games" not in modes:
-        raise ValueError(f"{where}: max_game_hands={data['max_game_hands']!r} only matters in "
+        raise ValueError(f"{where}: max_game_hands={brief(data['max_game_hands'])} only matters in "
                          "games mode: add 'games' to modes (--modes hands,games) or drop it")
     return ExperimentSpec(**data)

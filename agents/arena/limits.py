@@ -68,13 +68,32 @@ def allowed(key: str) -> str:
     return f"an int from {lim.lo} to {lim.hi}" + (f" ({lim.why})" if lim.why else "")
 
 
+MAX_SHOWN = 200                 # characters of a value a message echoes (brief)
+
+
+def brief(value, most: int = MAX_SHOWN) -> str:
+    """repr(value) for a message, at most about `most` characters: a longer one is cut, with
+    its count of entries (a dict or list) or characters, so a refusal stays one short line
+    whatever a file holds."""
+    if isinstance(value, numbers.Integral) and not isinstance(value, bool) \
+            and abs(value) >= 10 ** 30:
+        digits = len(str(abs(value))) if abs(value) < 10 ** 4000 else "over 4000"
+        return f"an int of {digits} digits"
+    text = repr(value)
+    if len(text) <= most:
+        return text
+    count = (f"{len(value)} entries" if isinstance(value, (dict, list, tuple, set))
+             else f"{len(text)} characters")
+    return f"{text[:most - 40]}... ({count})"
+
+
 def check_int(key: str, value, where: str = "") -> int:
     """value when it is an int within LIMITS[key], else a ValueError naming `where` (or the
     key) and the allowed range."""
     lim = LIMITS[key]
     if isinstance(value, bool) or not isinstance(value, numbers.Integral) \
             or not lim.lo <= value <= lim.hi:
-        raise ValueError(f"{where or key}={value!r} must be {allowed(key)}")
+        raise ValueError(f"{where or key}={brief(value)} must be {allowed(key)}")
     return int(value)
 
 
@@ -86,16 +105,20 @@ def deals_that_fit(tables_per_deal: int, max_hands: int, teams: int) -> int:
 
 
 def check_size(deals: int, tables_per_deal: int, max_hands: int, teams: int,
-               where: str) -> None:
-    """ValueError when `deals` deals of that size do not fit (module docstring)."""
+               where: str, fewer=("deals", "agents", "teams")) -> None:
+    """ValueError when `deals` deals of that size do not fit (module docstring); its hint
+    names `fewer`, the counts the caller has (and max game hands when a table plays more
+    than one hand)."""
     fit = deals_that_fit(tables_per_deal, max_hands, teams)
     if deals > fit:
         hands = f" x {max_hands} hands" if max_hands > 1 else ""
+        counts = [*fewer, *(["max game hands"] if max_hands > 1 else [])]
         raise ValueError(
             f"{where}: {deals} deals x {tables_per_deal} tables per deal{hands} x {teams} teams "
             f"is more than a run keeps in memory (at most {MAX_TABLES:,} tables and "
-            f"{MAX_HAND_SCORES:,} hand scores): at most {fit} deals here; use fewer deals, "
-            "agents, teams or max game hands")
+            f"{MAX_HAND_SCORES:,} hand scores): at most {fit} deals here; use fewer "
+            + (" or ".join(counts) if len(counts) < 3 else
+               ", ".join(counts[:-1]) + " or " + counts[-1]))
 
 
 def default_cap(deals: int, tables_per_deal: int, max_hands: int, teams: int) -> int:

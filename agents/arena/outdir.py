@@ -28,6 +28,7 @@ from pathlib import Path
 from nertz_env.files import read_capped, write_json
 
 MARKER = ".nertz-run.json"
+REPLACEABLE = "nertz tournament, experiment, probe or exploit"   # the commands writing MARKER
 LOCK = ".nertz-lock"
 SUFFIX = ".partial"
 
@@ -87,22 +88,35 @@ def _check_target(out: Path, option: str, overwrite: bool) -> bool:
     held = _files(out)
     if not held and not any(out.iterdir()):
         return False
-    if not overwrite:
-        raise ValueError(f"{option} {str(out)!r} is not empty ({len(held)} file(s), e.g. "
-                         f"{(held or ['a folder'])[0]}): name a new folder, or give --overwrite "
-                         "to replace the earlier run there")
     try:
-        listed = json.loads(read_capped(out / MARKER, 1 << 20, "run marker"))["files"]
-    except (OSError, ValueError, KeyError, TypeError):
-        raise ValueError(f"{option} {str(out)!r} does not look like a nertz run (no readable "
-                         f"{MARKER}): --overwrite replaces only those; remove it yourself or "
-                         "name another folder") from None
-    foreign = sorted(set(held) - set(listed) - {MARKER})
+        marker = json.loads(read_capped(out / MARKER, 1 << 20, "run marker"))
+        listed, command = marker["files"], str(marker.get("command") or "")
+        foreign = sorted(set(held) - set(listed) - {MARKER})
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        listed = None
+    where = f"{option} {str(out)!r}"
+    if listed is None:
+        train = (out / "config.json").is_file()
+        what = ("holds another command's run (nertz train's: config.json)" if train else
+                f"does not look like a nertz run (no readable {MARKER})")
+        raise ValueError(f"{where} is not empty and {what}; --overwrite replaces only an "
+                         f"earlier run of {REPLACEABLE} (it lists its files in {MARKER}), "
+                         "not this: name a new or empty folder" + (
+                             "" if train else ", or remove it yourself"))
     if foreign:
-        raise ValueError(f"{option} {str(out)!r} holds files the earlier run did not write "
-                         f"(e.g. {foreign[0]}): --overwrite would delete them; move them or "
-                         "name another folder")
+        raise ValueError(f"{where} holds files the earlier run did not write "
+                         f"(e.g. {_short(foreign[0])}): --overwrite would delete them; move "
+                         "them or name another folder")
+    if not overwrite:
+        run = f"an earlier nertz {command} run" if command else "an earlier nertz run"
+        raise ValueError(f"{where} is not empty ({run}, {len(held)} file(s)): name a new "
+                         "folder, or give --overwrite to replace that run")
     return True
+
+
+def _short(name: str, most: int = 80) -> str:
+    """A file name shown in a message, cut to `most` characters."""
+    return name if len(name) <= most else name[:most - 3] + "..."
 
 
 def _commit(staging: Path, out: Path, command: str, replace: bool) -> None:

@@ -185,17 +185,56 @@ def config(args) -> RulesConfig:
         kw["team_sizes"] = int_list("--team-sizes", args.team_sizes)
     if getattr(args, "speeds", ""):
         kw["speeds"] = int_list("--speeds", args.speeds)
-    given = rules(getattr(args, "rule", []))
+    items = getattr(args, "rule", [])
+    given = rules(items)
     for key, option in (("speeds", "--speeds"), ("team_sizes", "--team-sizes")):
         if key in given and key in kw:
             raise ValueError(f"{key} is given twice: by {option} and by --rule {key}=...")
+    shown = {key: f"{OPTION_OF[key]} {getattr(args, OPTION_OF[key][2:].replace('-', '_'))}"
+             for key in kw}
+    shown.update({item.partition("=")[0].strip(): f"--rule {item.strip()}" for item in items})
     kw.update(given)
-    return RulesConfig(**kw)
+    try:
+        return RulesConfig(**kw)
+    except ValueError as err:
+        raise ValueError(option_error(str(err), shown)) from None
 
 
-def add_rules(p: argparse.ArgumentParser) -> None:
-    """--teams, --team-sizes, --river, --max-ticks, --target and --seed."""
-    p.add_argument("--teams", type=int, default=4, help="teams at the table, 2-8 (default 4)")
+OPTION_OF = {"num_teams": "--teams", "team_sizes": "--team-sizes", "river_size": "--river",
+             "max_ticks": "--max-ticks", "target_score": "--target", "speeds": "--speeds"}
+"""The RulesConfig field each rules option sets (config)."""
+
+
+def option_error(message: str, shown: dict) -> str:
+    """RulesConfig's refusal ('RulesConfig.FIELD=VALUE is invalid: ALLOWED') in the words of
+    the command line: the option as given (shown[FIELD], e.g. '--speeds 0,1' or '--rule
+    num_teams=9'; an option's field named after it) and what it allows, with no Python None
+    in it."""
+    import re
+    m = re.match(r"RulesConfig\.(\w+)=.*? is invalid: (.*)$", message, re.S)
+    if not m or m.group(1) not in shown:
+        return message
+    key, allowed = m.groups()
+    rule = shown[key].startswith("--rule")
+    seats = re.match(r"None or (\d+) periods \(ints from 1 to 100\), one per seat", allowed)
+    if seats:
+        n = int(seats.group(1))
+        allowed = (f"one period per seat, {n} ints from 1 to 100 separated by commas (R21; "
+                   f"{n} seats at this table), or " + ("none" if rule else "leave --speeds out")
+                   + " for every seat at period 1")
+    elif allowed.startswith("None or "):
+        allowed = allowed[8:] + (", or none" if rule else "")
+    teams = re.search(r"[(](\d+) entries", allowed)
+    if key == "team_sizes" and teams:
+        allowed += f" (the table has {teams.group(1)} teams: {shown.get('num_teams', '--teams')})"
+    field = "" if rule else f" (the rules field {key}, docs/rules.md)"
+    return f"{shown[key]}{field}: {allowed}"
+
+
+def add_rules(p: argparse.ArgumentParser, teams: int = 4) -> None:
+    """--teams (default `teams`), --team-sizes, --river, --max-ticks, --target and --seed."""
+    p.add_argument("--teams", type=int, default=teams,
+                   help=f"teams at the table, 2-8 (default {teams})")
     p.add_argument("--team-sizes", default="", metavar="1,2,..",
                    help="players per team, comma separated (default: all solo)")
     p.add_argument("--river", type=int, default=4, help="River columns, 4 or 5 (default 4)")

@@ -102,7 +102,8 @@ def add_parser(sub) -> argparse.ArgumentParser:
     h.add_argument("--no-browser", action="store_true",
                    help="print the page's address without opening a browser")
     h.add_argument("--replay-out", default="", metavar="PATH",
-                   help="where to write the hand's replay (default runs/play/<time>-seed<N>"
+                   help="where to write the hand's replay: a new file in an existing folder, "
+                        "checked before the hand (default runs/play/<time>-seed<N>"
                         ".nertz.json.gz)")
     p.set_defaults(func=cmd_play)
     return p

@@ -44,22 +44,36 @@ def default_replay_path(seed: int) -> Path:
     return Path("runs") / "play" / f"{stamp}-seed{seed}{SUFFIX}"
 
 
-def check_out_path(path: Path, option: str) -> None:
-    """Refuse (a ValueError naming `option`) an output file that could not be written: its
-    folder is created and a probe file written and removed there, before anything is played."""
+def check_out_path(path: Path, option: str, create_folder: bool = False) -> None:
+    """Refuse (a one-line ValueError naming `option`) an output file that could not be
+    written, or that would write over something: a folder, anything already at the path (a
+    file, a FIFO, a link: a replay never replaces another file), a folder that does not exist
+    (only the default path's folder, create_folder, is made), a folder that refuses a probe
+    file written and removed there. All before anything is played."""
+    where = f"{option} {str(path)!r}"
     if path.is_dir():
-        raise ValueError(f"{option} {str(path)!r} is a folder; name a file, e.g. "
+        raise ValueError(f"{where} is a folder; name a file, e.g. "
                          f"{str(path / ('hand' + SUFFIX))!r}")
-    if path.exists() and not os.access(path, os.W_OK):
-        raise ValueError(f"{option} {str(path)!r}: the file exists and is read-only")
+    if os.path.lexists(path):
+        kind = ("a link" if path.is_symlink() else "a file" if path.is_file()
+                else "a FIFO or other special file")
+        raise ValueError(f"{where} already exists ({kind}); a replay never writes over "
+                         "anything: name a new file")
+    folder = path.parent
+    if not create_folder and not folder.is_dir():
+        if os.path.lexists(folder):
+            raise ValueError(f"{where}: cannot write in its folder {str(folder)!r} (not a "
+                             "folder)")
+        raise ValueError(f"{where}: its folder {str(folder)!r} does not exist; create it "
+                         "first or name a file in an existing folder")
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, probe = tempfile.mkstemp(prefix=".nertz-probe-", dir=path.parent)
+        folder.mkdir(parents=True, exist_ok=True)
+        fd, probe = tempfile.mkstemp(prefix=".nertz-probe-", dir=folder)
         os.close(fd)
         os.unlink(probe)
     except OSError as err:
-        raise ValueError(f"{option} {str(path)!r}: cannot write in its folder "
-                         f"{str(path.parent)!r} ({err.strerror or err})") from None
+        raise ValueError(f"{where}: cannot write in its folder {str(folder)!r} "
+                         f"({err.strerror or err})") from None
 
 
 class PlaySession:
@@ -101,7 +115,7 @@ class PlaySession:
                              f"against: name one agent for all {S - 1} other seats or one per "
                              f"seat ({S - 1}), got {len(specs)}")
         out = Path(replay_out) if replay_out else default_replay_path(seed)
-        check_out_path(out, "--replay-out")
+        check_out_path(out, "--replay-out", create_folder=not replay_out)
         self.config, self.seat, self.seed = config, seat, seed
         self.bot_seats = [s for s in range(S) if s != seat]
         made: dict = {}                       # one object per distinct spec (a learned
