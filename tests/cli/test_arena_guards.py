@@ -216,7 +216,7 @@ def test_gym_make_takes_the_vector_envs_spec_strings():
         c.step(int(np.flatnonzero(c.unwrapped.action_masks())[0]))
         if ra[2] or ra[3]:
             break
-    with pytest.raises(ValueError, match=r"opponents: bot 'learned'.*make_agent\('learned'\)"):
+    with pytest.raises(ValueError, match=r"opponents: 'learned' is a model.*make_agent\('learned'\)"):
         gymnasium.make("nertz_env/Nertz-v0", opponents="learned")
     with pytest.raises(ValueError, match=r"opponents\[1\]: .*heuristic:style=nope"):
         gymnasium.make("nertz_env/Nertz-v0", opponents=["greedy", "heuristic:style=nope"],
