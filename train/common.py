@@ -141,3 +141,25 @@ def undo_out(out: Path, created: bool, wrote: bool) -> None:
             out.rmdir()
     except OSError:
         pass
+
+
+def count(option: str, value: int, lo: int, hi: int) -> int:
+    """value when lo <= value <= hi, else one ValueError line naming the option."""
+    if not lo <= value <= hi:
+        raise ValueError(f"{option}={value} must be an int from {lo} to {hi}")
+    return value
+
+
+def seed(option: str, value: int, span: int) -> int:
+    """A seed the run adds up to `span` to: within the limits table's seed range, less span."""
+    from agents.arena.limits import MAX_SEED, check_int
+    check_int("seed", value, option)
+    if value > MAX_SEED - span:
+        raise ValueError(f"{option}={value} must be at most {MAX_SEED - span} (the run uses "
+                         f"seeds up to {option} + {span})")
+    return value
+
+
+def line(err) -> str:
+    """An error's text on one line."""
+    return " ".join(str(err).split())

@@ -55,10 +55,11 @@ import sys
 import time
 from pathlib import Path
 
-from agents.arena.limits import MAX_SEED, check_int
+from agents.arena.limits import check_int
 from nertz_env.files import write_json
 from train.common import (ScriptParser, check_leg_configs, check_out_path, check_record,
                           make_out, record, undo_out)
+from train.common import count as count_arg, line, seed as seed_arg
 from train.exploiter_league import BOTS, RECIPE, agreement, head_to_head, leg
 
 PROG = "python -m train.population_league"
@@ -214,18 +215,6 @@ def judge(chain: dict, deals: int, seed: int) -> list:
 
 
 # ------------------------------------------------------------------ checks before any work
-def _count(option: str, value: int, lo: int, hi: int) -> int:
-    if not lo <= value <= hi:
-        raise ValueError(f"{option}={value} must be an int from {lo} to {hi}")
-    return value
-
-
-def _seed(option: str, value: int, span: int) -> int:
-    check_int("seed", value, option)
-    if value > MAX_SEED - span:
-        raise ValueError(f"{option}={value} must be at most {MAX_SEED - span} (the run uses "
-                         f"seeds up to {option} + {span})")
-    return value
 
 
 def check_model(path: str, where: str, final: bool = False) -> list:
@@ -322,11 +311,11 @@ def check_args(a, recipe: dict) -> dict:
         raise ValueError(f"{len(starts)} --start mains: give 2 to {MAX_MAINS}")
     if not a.out:
         raise ValueError("--out is required")
-    _count("--legs", a.legs, 1, MAX_LEGS)
-    _count("--steps", a.steps, 1, MAX_STEPS)
+    count_arg("--legs", a.legs, 1, MAX_LEGS)
+    count_arg("--steps", a.steps, 1, MAX_STEPS)
     check_int("deals", a.deals, "--deals")
-    _seed("--seed", a.seed, 10 * len(starts) + a.legs)
-    _seed("--judge-seed", a.judge_seed, 99)
+    seed_arg("--seed", a.seed, 10 * len(starts) + a.legs)
+    seed_arg("--judge-seed", a.judge_seed, 99)
     widths = {n: check_model(p, f"--start {n}={p}") for n, p in starts.items()}
     rounds = plan(Path(a.out), starts, a.legs, a.steps, a.seed)
     check_out(Path(a.out), rounds)
@@ -341,9 +330,6 @@ def check_args(a, recipe: dict) -> dict:
             raise ValueError(f"leg {f.name}: {err}") from None
     return starts
 
-
-def _line(err) -> str:
-    return " ".join(str(err).split())
 
 
 def _child(a) -> int:
@@ -403,11 +389,11 @@ def main(argv=None) -> int:
     except BaseException as err:
         undo_out(out, created, wrote)  # a run that trained nothing leaves no --out behind
         if isinstance(err, (ValueError, LegFailed)):
-            print(f"{PROG}: error: {_line(err)}", file=sys.stderr)
+            print(f"{PROG}: error: {line(err)}", file=sys.stderr)
             return 2 if isinstance(err, ValueError) else 1
         if isinstance(err, OSError):
             where = err.filename if err.filename is not None else "a file"
-            print(f"{PROG}: error: {where}: {_line(err.strerror or err)}", file=sys.stderr)
+            print(f"{PROG}: error: {where}: {line(err.strerror or err)}", file=sys.stderr)
             return 1
         if isinstance(err, KeyboardInterrupt):
             print(f"{PROG}: interrupted (any child stopped; finished legs are kept and skipped "
