@@ -25,7 +25,7 @@ import socket
 from contextlib import contextmanager
 from pathlib import Path
 
-from nertz_env.files import read_capped, write_json
+from nertz_env.files import read_capped, swap_in_folder, write_json
 
 MARKER = ".nertz-run.json"
 REPLACEABLE = "nertz tournament, experiment, probe or exploit"   # the commands writing MARKER
@@ -122,19 +122,7 @@ def _short(name: str, most: int = 80) -> str:
 def _commit(staging: Path, out: Path, command: str, replace: bool) -> None:
     (staging / LOCK).unlink()
     write_json(staging / MARKER, {"command": command, "files": _files(staging)})
-    if not replace:
-        if out.is_dir():
-            out.rmdir()                          # empty (checked): rename needs it gone
-        os.rename(staging, out)
-        return
-    old = out.with_name(f".{out.name}.old-{os.getpid()}")
-    os.rename(out, old)
-    try:
-        os.rename(staging, out)
-    except BaseException:
-        os.rename(old, out)
-        raise
-    shutil.rmtree(old, ignore_errors=True)
+    swap_in_folder(staging, out, replace)
 
 
 @contextmanager

@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from nertz_env.config import RULE_FIELDS, RulesConfig
-from nertz_env.files import read_capped
+from nertz_env.files import read_capped, swap_in_folder
 from nertz_env.files.bounded import json_loads_strict
 
 FORMAT, VERSION = "nertz-family", 1
@@ -314,7 +314,7 @@ def write_family(out_dir, members, note: str | None = None, overwrite: bool = Fa
         read_family_file(staging / FILE)             # as learned:family= will read it
         for stem in source.values():
             load_weights(staging / f"{stem}.npz")    # the bytes written are the ones checked
-        _commit(staging, where, replace)
+        swap_in_folder(staging, where, replace)
         staging = None
     except OSError as err:
         file = next((a for a in out.parents if os.path.lexists(a) and not a.is_dir()), None)
@@ -337,23 +337,6 @@ def _sb3_zip(model) -> bool:
         return p.suffix not in (".npz", ".json") and p.is_file() and zipfile.is_zipfile(p)
     except OSError:
         return False
-
-
-def _commit(staging: Path, out: Path, replace: bool) -> None:
-    """staging renamed to out (an old family folder moved aside first, put back on failure)."""
-    if not replace:
-        if out.is_dir():
-            out.rmdir()                              # empty (checked): rename needs it gone
-        os.rename(staging, out)
-        return
-    old = out.with_name(f".{out.name}.old-{secrets.token_hex(6)}")
-    os.rename(out, old)
-    try:
-        os.rename(staging, out)
-    except BaseException:
-        os.rename(old, out)
-        raise
-    shutil.rmtree(old, ignore_errors=True)
 
 
 def main(argv=None) -> int:

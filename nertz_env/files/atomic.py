@@ -56,3 +56,25 @@ def write_text(path, text: str) -> Path:
 def write_json(path, obj, indent: int | None = 2) -> Path:
     """`obj` as JSON to `path` (strict JSON: NaN and infinities refused), whole or not at all."""
     return write_text(path, json.dumps(obj, indent=indent, allow_nan=False) + "\n")
+
+
+def swap_in_folder(staging, out, replace: bool) -> None:
+    """A staged folder renamed to `out` in one step: `out` absent or an empty folder (removed
+    first: rename needs it gone), or, with replace, an old folder moved aside, put back if
+    the rename fails and removed after it succeeds. Either the staged folder is `out`
+    afterwards or `out` is as it was."""
+    import shutil
+    staging, out = Path(staging), Path(out)
+    if not replace:
+        if out.is_dir():
+            out.rmdir()                              # empty (the callers check): never deletes
+        os.rename(staging, out)
+        return
+    old = out.with_name(f".{out.name}.old-{secrets.token_hex(6)}")
+    os.rename(out, old)
+    try:
+        os.rename(staging, out)
+    except BaseException:
+        os.rename(old, out)
+        raise
+    shutil.rmtree(old, ignore_errors=True)
