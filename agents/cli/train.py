@@ -5,6 +5,10 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import signal
+import sys
+import threading
+from contextlib import contextmanager
 
 from nertz_env.config import RulesConfig
 
@@ -45,9 +49,10 @@ and at the end what the run folder holds.
 --resume too; --overwrite replaces a finished nertz train run and nothing else). With
 --resume the checkpoint's config is used and only the options given change it; without
 --out it continues in the checkpoint's own run folder (RUN of RUN/checkpoints/step_N.zip).
-A run stopped (Ctrl-C, an error) before its first checkpoint removes its folder, so the
-same command can run again; one stopped later keeps it and prints the command that
-continues it. The options are TrainConfig's fields
+A run stopped (Ctrl-C, SIGTERM, an error) before its first checkpoint removes its folder,
+so the same command can run again; one stopped later keeps it and prints the command that
+continues it (exit status 130 after Ctrl-C, 143 after SIGTERM). A refused run prints its
+one error line and writes nothing. The options are TrainConfig's fields
 (agents/training/config.py); the run is agents/training/run.py."""
 # a 2M-step run checkpoints at the first rollout boundary past each 250,000 steps: 507,904
 EPILOG = """\
@@ -136,10 +141,17 @@ def config_from_args(args) -> TrainConfig:
         except ValueError:
             raise ValueError(f"net_arch={given['net_arch']!r} must be comma-separated layer "
                              "widths, e.g. 128,128") from None
-    if given.get("resume"):
-        cfg = resume_config(given.pop("resume"), **given)
-    else:
-        cfg = TrainConfig(**given)
+    try:
+        if given.get("resume"):
+            cfg = resume_config(given.pop("resume"), **given)
+        else:
+            cfg = TrainConfig(**given)
+    except ValueError as err:                # 'num_envs=..' of an option given: its flag
+        text = str(err)
+        name = text.partition("=")[0]
+        if name in given and " " not in name:
+            raise ValueError(f"{_flag(name)} {text[len(name) + 1:]}") from None
+        raise
     check_given(cfg, given, _flag)
     return cfg
 
@@ -155,19 +167,51 @@ def changed_line(cfg: TrainConfig) -> str:
             + f"; all of it in {cfg.out}/config.json")
 
 
+class Terminated(KeyboardInterrupt):
+    """SIGTERM during a run (a timeout, kill, a scheduler): stops it as Ctrl-C does, the same
+    cleanup (stopped_cleanly), and `nertz train` exits 143 (128 + SIGTERM)."""
+
+
+@contextmanager
+def sigterm_stops():
+    """While the block runs, SIGTERM raises Terminated in the main thread (once: a second
+    SIGTERM during the cleanup is ignored); the handler before it is put back after."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def stop(signum, frame):
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        raise Terminated()
+
+    old = signal.signal(signal.SIGTERM, stop)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, old)
+
+
 def cmd_train(args) -> int:
-    """`nertz train`: print the options changed from their defaults, run it. An error's text
+    """`nertz train`: every check first (the config, then the run's own before its folder is
+    made), then the options changed from their defaults, printed once the run folder exists
+    (a refused run prints its one error line only), then the run. SIGTERM stops it as Ctrl-C
+    does (the folder removed before a first checkpoint), exit status 143. An error's text
     reaches the error line without terminal escape codes (torch colours some of its own)."""
     try:
         cfg = config_from_args(args)
-        print(changed_line(cfg), flush=True)
         say = lambda s: print(s, flush=True)  # noqa: E731
+        begin = lambda: say(changed_line(cfg))  # noqa: E731
         overwrite = bool(getattr(args, "overwrite", False))
-        if cfg.learner == "lean":
-            from ..training.lean_ppo import train_run
-            train_run(cfg, log=say, overwrite=overwrite)
-        else:
-            train(cfg, log=say, overwrite=overwrite)
+        with sigterm_stops():
+            if cfg.learner == "lean":
+                from ..training.lean_ppo import train_run
+                train_run(cfg, log=say, overwrite=overwrite, begin=begin)
+            else:
+                train(cfg, log=say, overwrite=overwrite, begin=begin)
+    except Terminated as err:
+        note = getattr(err, "out_note", None) or "nothing was written"
+        print(f"nertz: terminated (SIGTERM; {note})", file=sys.stderr, flush=True)
+        return 128 + signal.SIGTERM
     except ValueError as err:
         raise ValueError(plain(err)) from None
     except OSError as err:
@@ -178,4 +222,5 @@ def cmd_train(args) -> int:
     return 0
 
 
-__all__ = ["add_parser", "changed_line", "cmd_train", "config_from_args", "default_text"]
+__all__ = ["Terminated", "add_parser", "changed_line", "cmd_train", "config_from_args",
+           "default_text", "sigterm_stops"]

@@ -26,17 +26,20 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
 import os
+import re
 import shutil
 from pathlib import Path
 
 import numpy as np
 
 from nertz_env.config import RulesConfig
-from nertz_env.files import atomic_path, json_loads_bounded, read_capped
+from nertz_env.files import MAX_JSON_DEPTH, atomic_path, read_capped
+from nertz_env.files.bounded import json_depth
 from nertz_env.optional import require
 
-from .config import FIXED_ON_RESUME, TOURNAMENT_RULES, TrainConfig
+from .config import FIXED_ON_RESUME, MAX_SNAPSHOTS, TOURNAMENT_RULES, TrainConfig
 from .folder import checkpoint_files, checkpoint_run, naming, plain, write_json
 from .league import SNAPSHOT, league_of, make_env
 
@@ -107,20 +110,73 @@ MAX_INFO = 16 << 20
 RNG_KEY = 624                       # numpy's MT19937 state words
 
 
+MAX_INT_DIGITS = 40                 # the longest int a checkpoint holds: PCG64's 128-bit state
+
+
+class _TooLong:
+    """An integer of more digits than MAX_INT_DIGITS, kept unconverted (Python refuses to
+    convert one of over 4300 digits, naming no field) so the refusal can name its field."""
+
+    def __init__(self, digits: int):
+        self.digits = digits
+
+
+def _too_long(obj, path=""):
+    """(field, digits) of the first _TooLong in a parsed JSON value, else None."""
+    if isinstance(obj, _TooLong):
+        return path or "the top level", obj.digits
+    items = obj.items() if isinstance(obj, dict) else enumerate(obj) \
+        if isinstance(obj, list) else ()
+    for k, v in items:
+        found = _too_long(v, f"{path}[{k}]" if isinstance(k, int) else
+                          f"{path}.{k}" if path else str(k))
+        if found:
+            return found
+    return None
+
+
 def strict_json(raw: bytes, what: str):
-    """raw parsed as strict JSON under the depth cap (json_loads_bounded), an object holding
-    one key twice refused too: ValueError naming `what`."""
-    json_loads_bounded(raw, what)           # depth, validity, NaN: its one-line refusals
+    """raw parsed as strict JSON under the depth cap (json_depth), an object holding one key
+    twice, NaN/Infinity, a number too large for a float and an integer of more than
+    MAX_INT_DIGITS digits refused too: ValueError naming `what` (and the field)."""
+    if isinstance(raw, str):
+        raw = raw.encode("utf-8")
+    depth = json_depth(raw)
+    if depth > MAX_JSON_DEPTH:
+        raise ValueError(f"{what} is nested {depth} levels deep; at most {MAX_JSON_DEPTH} "
+                         "are read")
 
     def once(pairs):
         seen = set()
         for k, _ in pairs:
             if k in seen:
-                raise ValueError(f"{what} holds the key {k!r} twice")
+                raise ValueError(f"{what} holds the key {k[:80]!r} twice")
             seen.add(k)
         return dict(pairs)
 
-    return json.loads(raw, object_pairs_hook=once)
+    def no_constant(name):
+        raise ValueError(f"{what} holds {name}, which is not JSON")
+
+    def finite(text):
+        x = float(text)
+        if not math.isfinite(x):
+            raise ValueError(f"{what} holds the number {text[:40]}, too large for a float")
+        return x
+
+    def whole(text):
+        n = len(text.lstrip("-"))
+        return _TooLong(n) if n > MAX_INT_DIGITS else int(text)
+
+    try:
+        out = json.loads(raw, object_pairs_hook=once, parse_constant=no_constant,
+                         parse_float=finite, parse_int=whole)
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise ValueError(f"{what} is not valid JSON ({exc})") from None
+    found = _too_long(out)
+    if found:
+        raise ValueError(f"{what}: field {found[0]} holds an integer of {found[1]:,} digits, "
+                         f"too long (at most {MAX_INT_DIGITS} digits are read)")
+    return out
 
 
 def _inside(run: Path, rel) -> bool:
@@ -167,15 +223,76 @@ def _read_info(jp: Path, where: str) -> dict:
         d = e.get("eval_diff")
         if d is not None and (isinstance(d, bool) or not isinstance(d, (int, float))):
             bad(f"league[{i}].eval_diff", "null or a number")
+    m = re.fullmatch(r"step_(\d+)\.json", jp.name)
+    if m and n != int(m.group(1)):
+        bad("num_timesteps", f"the step in the file's name, {int(m.group(1))} (got {n})")
+    for i, e in enumerate(league):
+        for k, ok, allowed in (
+                ("weight", lambda v: _number(v) and 0 <= v <= 1, "a number from 0 to 1"),
+                ("hands", lambda v: isinstance(v, int) and not isinstance(v, bool) and v >= 0,
+                 "an int >= 0"),
+                ("eval_diff", lambda v: v is None or _number(v), "null or a number"),
+                ("mean_relative", lambda v: v is None or _number(v), "null or a number")):
+            if k in e and not ok(e[k]):
+                bad(f"league[{i}].{k}", f"{allowed} (got {str(e[k])[:80]!r})")
+    cfg = info["config"]
+    keep = cfg.get("max_snapshots", TrainConfig.max_snapshots)
+    keep = keep if isinstance(keep, int) and 1 <= keep <= MAX_SNAPSHOTS else MAX_SNAPSHOTS
     snaps = info.get("snapshots", [])
-    if not isinstance(snaps, list):
-        bad("snapshots", "a list of paths inside the run folder")
+    if not isinstance(snaps, list) or len(snaps) > keep:
+        bad("snapshots", f"a list of at most {keep} paths inside the run folder (its "
+                         "config's max_snapshots)" + (f", not {len(snaps):,}"
+                                                      if isinstance(snaps, list) else ""))
     run = jp.parent.parent
     for i, p in enumerate(snaps):
         if not _inside(run, p):
             bad(f"snapshots[{i}]", f"a relative path inside the run folder {str(run)!r} "
                                    f"(got {str(p)[:200]!r})")
+        if os.path.normpath(p) in {os.path.normpath(q) for q in snaps[:i]}:
+            bad(f"snapshots[{i}]", f"a snapshot not listed before it (got {p!r} twice)")
+    opponents = cfg.get("opponents", TrainConfig().opponents)
+    if league and isinstance(opponents, list) and all(isinstance(o, str) for o in opponents):
+        names = [o.strip() for o in opponents] + [SNAPSHOT + Path(p).stem for p in snaps]
+        for i, e in enumerate(league):
+            if i >= len(names) or e["name"] != names[i]:
+                want = repr(names[i]) if i < len(names) else "absent"
+                bad(f"league[{i}].name", f"{want}, its config's opponents then 'snapshot:' "
+                    f"and the name of each of its snapshots (got {e['name'][:200]!r})")
+        if len(league) != len(names):
+            bad("league", f"{len(names)} entries, its config's opponents and its snapshots")
+    rules = info.get("rules")
+    if rules is not None:
+        if not isinstance(rules, dict):
+            bad("rules", "an object of RulesConfig fields")
+        try:
+            RulesConfig(**{k: v for k, v in rules.items() if k != "num_seats"})
+        except (TypeError, ValueError) as err:
+            text = str(err).replace("RulesConfig.__init__() got an", "an")
+            raise ValueError(f"{where}: {jp}: field rules: {text}") from None
     return info
+
+
+def _number(v) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
+
+
+def _check_model(info: dict, jp: Path, data: dict, where: str) -> None:
+    """step_N.json against the zip it sits beside (SB3's data entry): the model's own
+    num_timesteps and network are the ones the info names, else one line naming the field."""
+    def bad(field, allowed):
+        raise ValueError(f"{where}: {jp}: field {field} must be {allowed}")
+
+    if data.get("num_timesteps") != info["num_timesteps"]:
+        bad("num_timesteps", f"the model's own num_timesteps in {jp.with_suffix('.zip').name} "
+            f"({str(data.get('num_timesteps'))[:40]}), not {info['num_timesteps']}")
+    arch = (data.get("policy_kwargs") or {}).get("net_arch", [64, 64]) \
+        if isinstance(data.get("policy_kwargs", {}), dict) else None
+    if isinstance(arch, dict) and arch.get("pi") == arch.get("vf"):
+        arch = arch.get("pi")
+    saved = info["config"].get("net_arch", TrainConfig().net_arch)
+    if arch != saved:
+        bad("config.net_arch", f"the network of the model beside it, "
+            f"{str(arch)[:80]} (got {str(saved)[:80]})")
 
 
 def _check_rng(raw: dict, torch, field: list) -> dict:
@@ -289,9 +406,10 @@ def resume_config(path, **overrides) -> TrainConfig:
     _read_rng(rp, where)
     from ..learned.sb3_zip import read_data
     try:
-        read_data(zp)                  # a damaged zip is refused before anything starts
+        data = read_data(zp)           # a damaged zip is refused before anything starts
     except ValueError as err:
         raise ValueError(f"{where}: checkpoint {zp}: {plain(err)}") from None
+    _check_model(info, jp, data, where)
     saved = dict(info["config"])
     for p in info.get("snapshots", []):
         if not (zp.parent.parent / p).is_file():
@@ -301,6 +419,11 @@ def resume_config(path, **overrides) -> TrainConfig:
         base = TrainConfig(**{**saved, "out": str(run or "."), "resume": None})
     except ValueError as err:
         raise ValueError(f"{where}: {jp}: config: {err}") from None
+    rules = info.get("rules")
+    if rules is not None and RulesConfig(**{k: v for k, v in rules.items()
+                                            if k != "num_seats"}) != base.rules():
+        raise ValueError(f"{where}: {jp}: field rules must be the rules of its config (teams, "
+                         "max_ticks), as the run wrote them")
     for k in FIXED_ON_RESUME:
         if k in overrides and overrides[k] != getattr(base, k):
             raise ValueError(f"{k}={overrides[k]!r} differs from the checkpoint's "

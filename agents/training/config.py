@@ -37,6 +37,7 @@ REWARDS = ("relative", "score")
 LEARNERS = ("sb3", "lean")
 PARTNERS = ("league", "self")
 DEVICES = ("cpu", "cuda", "auto")
+MAX_SNAPSHOTS = 64                                # league snapshots kept (max_snapshots)
 # fields a resumed run may not change: they shape the network, the rollout or the game
 FIXED_ON_RESUME = ("teams", "max_ticks", "num_envs", "n_steps", "net_arch", "reward")
 
@@ -302,6 +303,22 @@ def check_lean_net(net_arch) -> None:
                          "model in it)")
 
 
+def check_pairs_seated(entries, rules: RulesConfig, learner_seat: int = 0) -> None:
+    """ValueError for a league entry (parse_entry's, one agent per other seat in order) that
+    seats a pair (pair:NERTZ&STREAM) at a solo team of `rules`, the learner at learner_seat:
+    a solo player holds both roles (R4). Refused with the config, not at the first rollout."""
+    from ..base import Pair
+    others = [s for s in range(rules.num_seats) if s != learner_seat]
+    team_of, sizes = rules.seat_team, rules.sizes
+    for i, e in enumerate(entries):
+        for seat, spec, agent in zip(others, e.specs, e.agents or [None] * len(others)):
+            if isinstance(agent, Pair) and sizes[team_of[seat]] == 1:
+                raise ValueError(
+                    f"opponents[{i}]={e.name!r}: {spec!r} is a pair and would sit at a solo "
+                    f"team (team {team_of[seat]}, team_sizes={list(sizes)}): pairs play "
+                    "two-player teams only (R4)")
+
+
 def check_config(c: TrainConfig) -> None:
     """ValueError naming the first bad field and what it allows; nothing else is done."""
     ints = {"seed": 0, "timesteps": 1, "num_envs": 1, "teams": 2, "bc_rows": 0, "bc_epochs": 1,
@@ -313,6 +330,18 @@ def check_config(c: TrainConfig) -> None:
         v = getattr(c, name)
         if not _is_int(v) or v < lo:
             raise ValueError(f"{name}={v!r} must be an int >= {lo}")
+    from nertz_env.engine import MAX_TABLES
+
+    from ..arena.limits import LIMITS
+    budget = LIMITS["budget"]           # the one limits table: exploit's responders' budget
+    for name, hi, why in (
+            ("timesteps", budget.hi, "env steps; a billion is days of training on a 2-core "
+                                     "machine"),
+            ("num_envs", MAX_TABLES, "tables stepped together"),
+            ("max_snapshots", MAX_SNAPSHOTS, "each a model the league holds in memory")):
+        v = getattr(c, name)
+        if v > hi:
+            raise ValueError(f"{name}={v!r} must be an int from 1 to {hi} ({why})")
     if c.eval_league_deals == 1:
         raise ValueError("eval_league_deals=1 must be 0 (off) or an int >= 2 (intervals need "
                          "2 deals)")
@@ -394,9 +423,15 @@ def check_config(c: TrainConfig) -> None:
     seats = {rules.num_seats}
     if c.formats:
         seats = _check_formats(c)
-    for n in sorted(seats):
-        for i, entry in enumerate(c.opponents):
-            parse_entry(entry, n - 1, where=f"opponents[{i}]")
+    tables = [(rules, 0)]
+    if c.formats:
+        from .formats import format_rules, resolve
+        tables = [format_rules(f, c.max_ticks, where=f"formats[{i}]")
+                  for i, f in enumerate(resolve(c.formats))]
+    parsed = {n: [parse_entry(entry, n - 1, where=f"opponents[{i}]")
+                  for i, entry in enumerate(c.opponents)] for n in sorted(seats)}
+    for r, seat in tables:
+        check_pairs_seated(parsed[r.num_seats], r, seat)
     try:
         kind, _, _ = core_bot(c.teacher)
     except ValueError as err:

@@ -181,13 +181,14 @@ def train(args: TrainConfig, log=print, on_rollout=None, max_grad_norm: float = 
 
     # ---- agent: SB3's MlpPolicy shapes, actor and critic apart (from cfg.init if given)
     actor, critic = networks(args, obs_size, n_actions, sparse)
-    if cfg.init:
-        log(start_from(actor, critic, cfg.init))
+    init_line = start_from(actor, critic, cfg.init) if cfg.init else None
     from nertz_env.actions import SHIFT0, SHIFT_PAIRS
     is_shift = np.zeros(n_actions, np.float32)
     is_shift[SHIFT0:SHIFT0 + SHIFT_PAIRS * 13] = 1.0
     if begin is not None:
         begin()
+    if init_line:                         # after begin: a refused run prints nothing
+        log(init_line)
     checkpoints = Path(args.out) / "checkpoints"
     next_checkpoint = args.checkpoint_every or None
     params = list(actor.parameters()) + list(critic.parameters())
@@ -341,9 +342,10 @@ def train(args: TrainConfig, log=print, on_rollout=None, max_grad_norm: float = 
         if last_update or (log_every and step // log_every
                            != (step - rollout) // log_every):
             dt = time.perf_counter() - t0
-            recent = np.mean(ep_returns[-100:]) if ep_returns else float("nan")
+            recent = (f"mean return (last 100) {np.mean(ep_returns[-100:]):+.2f}"
+                      if ep_returns else "no hand finished yet")
             log(f"step {step:,}: {step / max(dt, 1e-9):,.0f} env-steps/s, hands {len(ep_returns)}, "
-                f"mean return (last 100) {recent:+.2f}, policy loss {pg_loss.item():+.4f}, "
+                f"{recent}, policy loss {pg_loss.item():+.4f}, "
                 f"value loss {v_loss.item():.4f}, entropy {entropy.item():.3f}; "
                 f"{t_rollout:.1f} s in rollouts, {t_update:.1f} s in updates")
 
@@ -455,12 +457,12 @@ def save_untrained(cfg: TrainConfig, path) -> Path:
     return save_actor(actor, cfg, path, 0)
 
 
-def train_run(cfg: TrainConfig, log=print, overwrite: bool = False) -> Path:
+def train_run(cfg: TrainConfig, log=print, overwrite: bool = False, begin=None) -> Path:
     """`nertz train --learner lean`: a run folder (new or empty, checked first: checkpoints.py
     check_out) with config.json, checkpoints/step_N.npz (every checkpoint_every steps) and
-    final.npz + final.json; a line every tenth of the run (overwrite: as run.py train's).
-    The folder is created only once
-    the env, the network and init are made (a refusal leaves nothing), and a run stopped
+    final.npz + final.json; a line every tenth of the run (overwrite and begin: as run.py
+    train's). The folder is created only once the env, the network and init are made (a
+    refusal leaves nothing and prints nothing but its error), and a run stopped
     before its first checkpoint removes it (checkpoints.py stopped_cleanly). Returns
     final.npz's path."""
     import shlex
@@ -470,20 +472,22 @@ def train_run(cfg: TrainConfig, log=print, overwrite: bool = False) -> Path:
     run = Path(cfg.out)
     state = check_out(cfg, overwrite)
     rollout = cfg.n_steps * cfg.num_envs
-    if cfg.formats:
-        from .formats import describe, resolve, table_shares
-        fmts = resolve(cfg.formats)
-        log(f"formats: {len(fmts)} table formats (tables each), "
-            + "; ".join(f"{describe(f)} ({n})" for f, n in table_shares(cfg.num_envs, fmts)))
     guard = ExitStack()
 
-    def begin():
+    def made():
         guard.enter_context(stopped_cleanly(cfg, state, log))     # makes the folder
         write_json(run / "config.json", {"config": cfg.to_dict()})
+        if begin is not None:
+            begin()
+        if cfg.formats:
+            from .formats import describe, resolve, table_shares
+            fmts = resolve(cfg.formats)
+            log(f"formats: {len(fmts)} table formats (tables each), " + "; ".join(
+                f"{describe(f)} ({n})" for f, n in table_shares(cfg.num_envs, fmts)))
 
     t0 = time.perf_counter()
     with guard:
-        npz = train(cfg, log=log, log_every=max(rollout, cfg.timesteps // 10), begin=begin)
+        npz = train(cfg, log=log, log_every=max(rollout, cfg.timesteps // 10), begin=made)
     log(f"trained in {time.perf_counter() - t0:,.0f} s; run folder {run}: final.npz (the "
         "model, the safe format)" + (", checkpoints/step_N.npz" if any(
             (run / "checkpoints").glob("step_*.npz")) else "")

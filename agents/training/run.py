@@ -122,16 +122,19 @@ def quiet_logger(tb):
     return Logger(folder=None, output_formats=[])
 
 
-def train(cfg: TrainConfig, log=print, callbacks=(), overwrite: bool = False):
+def train(cfg: TrainConfig, log=print, callbacks=(), overwrite: bool = False, begin=None):
     """A whole run (module docstring); returns the trained model (also saved as final.zip).
     callbacks: more SB3 callbacks, run after the run's own; overwrite: out may hold a
     finished run of nertz train, which this one replaces (deleted once it ends; put back if
-    it stops before its first checkpoint).
+    it stops before its first checkpoint); begin(): called once the run folder exists (every
+    refusal before it), before any other line of the run: `nertz train` prints its config
+    line there.
 
     The run folder (out) is checked first (new, empty, or a resume's own run folder:
     checkpoints.py check_out) and created only once the model is made (every refusal
-    before it); a run stopped before its first checkpoint removes it again, one stopped
-    later keeps it and says which checkpoint continues it (checkpoints.py stopped_cleanly)."""
+    before it, and no line printed before it: a refused run prints its error alone); a run
+    stopped before its first checkpoint removes it again, one stopped later keeps it and
+    says which checkpoint continues it (checkpoints.py stopped_cleanly)."""
     torch = require("torch", "train", "training")
     CallbackList = require("stable_baselines3.common.callbacks", "train", "training").CallbackList
 
@@ -142,27 +145,29 @@ def train(cfg: TrainConfig, log=print, callbacks=(), overwrite: bool = False):
     state = check_out(cfg, overwrite)
     os.environ.setdefault("OMP_NUM_THREADS", str(cfg.torch_threads))
     torch.set_num_threads(cfg.torch_threads)
-    tb = None
+    tb, later = None, []                 # lines held until the folder exists
     if cfg.tensorboard:
         if tensorboard_available():
             tb = str(run / "tb")
         else:
-            log("tensorboard is not installed: no TensorBoard logs (pip install tensorboard)")
-    log(rules_line(cfg))
-    note = compile_note(env_kernels(cfg), f"the training env ({cfg.num_envs} tables)",
-                        "the progress bar waits at its start meanwhile" if cfg.progress else "")
-    if note:
-        log(note)
-
+            later.append("tensorboard is not installed: no TensorBoard logs (pip install "
+                         "tensorboard)")
     if cfg.resume:
-        model = load_checkpoint(cfg, tb, log)
+        model = load_checkpoint(cfg, tb, later.append)
     else:
         model = build_model(cfg, make_env(cfg), tb)
     logger = quiet_logger(tb)
     if logger is not None:
         model.set_logger(logger)
+    note = compile_note(env_kernels(cfg), f"the training env ({cfg.num_envs} tables)",
+                        "the progress bar waits at its start meanwhile" if cfg.progress else "")
     with stopped_cleanly(cfg, state, log):          # makes the folder
         write_json(run / "config.json", run_info(cfg))
+        if begin is not None:
+            begin()
+        for line in [rules_line(cfg), *later, note]:
+            if line:
+                log(line)
         if cfg.resume and state != "own":
             adopt_snapshots(model, run)
         if not cfg.resume and cfg.bc_rows:

@@ -262,7 +262,7 @@ def test_a_lean_network_the_safe_format_cannot_hold_is_refused_before_training(t
     out = tmp_path / "deep"
     argv = [a if a != "32,32" else ",".join(["8"] * (MAX_LAYERS + 1)) for a in LEAN_ARGS]
     assert nertz_main(["train", *argv, "--out", str(out)]) == 2
-    assert not out.exists() and "net_arch" in capsys.readouterr().err
+    assert not out.exists() and "--net-arch" in capsys.readouterr().err
 
 
 def test_the_lean_learner_runs_on_its_own_defaults(tmp_path, capsys):
@@ -429,3 +429,184 @@ def test_terminal_escape_codes_never_reach_an_error_line(monkeypatch, capsys, tm
     err = capsys.readouterr().err
     assert "\x1b" not in err and "UnpicklingError bad" in err
 
+
+
+# ---------------------------------------------------------------------------- 8. redteam2 (#40)
+def refused_alone(capsys, argv, *words):
+    """nertz train refuses argv with exit 2: one error line naming `words`, nothing on stdout
+    (no config line, no bar)."""
+    assert nertz_main(["train", *argv]) == 2
+    out, err = capsys.readouterr()
+    lines = err.strip().splitlines()
+    assert out == "" and len(lines) == 1, (out, err)
+    for w in words:
+        assert w in lines[0], lines[0]
+    return lines[0]
+
+
+def test_timesteps_are_bounded_by_the_limits_table_before_any_work(tmp_path, capsys):
+    from agents.arena.limits import LIMITS
+    hi = LIMITS["budget"].hi
+    for argv in (LEAN_ARGS, TINY_ARGS):
+        out = tmp_path / "r"
+        refused_alone(capsys, [*argv, "--timesteps", str(10**19), "--out", str(out)],
+                      "--timesteps", f"from 1 to {hi}")
+        assert not out.exists()
+    with pytest.raises(ValueError, match=f"timesteps={hi + 1} must be an int from 1 to {hi}"):
+        TrainConfig(timesteps=hi + 1)
+    assert TrainConfig(timesteps=hi).timesteps == hi
+
+
+def test_sigterm_stops_a_run_as_ctrl_c_does_and_exits_143(tmp_path):
+    """SIGTERM (a timeout, kill, a scheduler) during a run before its first checkpoint: the
+    folder is removed, as after Ctrl-C (so the same command can run again), exit 143."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+    out = tmp_path / "run"
+    argv = [a if a != "128" else "100000000" for a in LEAN_ARGS]
+    env = {**os.environ, "OMP_NUM_THREADS": "1"}
+    proc = subprocess.Popen([sys.executable, "-m", "agents.cli", "train", *argv, "--out",
+                             str(out)], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, env=env)
+    try:
+        t0 = time.time()
+        while not (out / "config.json").exists() and proc.poll() is None \
+                and time.time() - t0 < 240:
+            time.sleep(0.1)
+        assert (out / "config.json").exists(), proc.communicate()
+        time.sleep(1.0)                                   # inside the rollouts by now
+        proc.send_signal(signal.SIGTERM)
+        stdout, stderr = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 128 + signal.SIGTERM, (stdout, stderr)
+    assert not out.exists(), sorted(p.name for p in out.iterdir())
+    assert "terminated (SIGTERM" in stderr and "removed" in stderr, stderr
+    assert "Traceback" not in stderr
+
+
+def test_sigterm_handler_is_set_only_while_a_run_is_active():
+    import signal
+    before = signal.getsignal(signal.SIGTERM)
+    with pytest.raises(train_cli.Terminated):
+        with train_cli.sigterm_stops():
+            assert signal.getsignal(signal.SIGTERM) is not before
+            signal.raise_signal(signal.SIGTERM)
+    assert signal.getsignal(signal.SIGTERM) is before
+
+
+def test_a_refused_run_prints_its_error_line_alone(done_run, tmp_path, capsys, monkeypatch):
+    """No config line (it says everything is in OUT/config.json), no bar, no rules line: the
+    one error line; the config line of a run comes once its folder exists."""
+    held = tmp_path / "held"
+    held.mkdir()
+    (held / "config.json").write_text("{}")
+    refused_alone(capsys, [*LEAN_ARGS, "--out", str(held)], "already holds a run")
+    bad = tmp_path / "bad.zip"
+    bad.write_bytes(b"root:x:0:0:root:/root:/bin/bash\n")
+    refused_alone(capsys, [*LEAN_ARGS, "--init", str(bad), "--out", str(tmp_path / "r1")],
+                  "bad.zip")
+    for argv in (LEAN_ARGS, TINY_ARGS):
+        refused_alone(capsys, [*argv, "--opponents", "pair:greedy&random",
+                               "--out", str(tmp_path / "r2")], "pair", "solo team")
+    ck = copy_run(done_run, tmp_path / "a")
+    edit_json(ck.with_suffix(".json"),
+              lambda d: d["config"].update(opponents=["pair:greedy&random"]))
+    refused_alone(capsys, ["--resume", str(ck), "--out", str(tmp_path / "r3")],
+                  "step_128.json", "pair")
+    assert not list(tmp_path.glob("r*"))
+    seen = []
+    real = train_cli.changed_line
+
+    def spy(cfg):
+        seen.append((tmp_path / "r4" / "config.json").is_file())
+        return real(cfg)
+
+    monkeypatch.setattr(train_cli, "changed_line", spy)
+    assert nertz_main(["train", *LEAN_ARGS, "--out", str(tmp_path / "r4")]) == 0
+    assert seen == [True]
+    assert capsys.readouterr().out.startswith("config: ")
+
+
+def test_a_checkpoints_snapshots_are_bounded_and_unique(done_run, tmp_path, capsys):
+    import time
+    ck = copy_run(done_run, tmp_path / "a")
+    edit_json(ck.with_suffix(".json"),
+              lambda d: d.update(snapshots=["snapshots/step_128.zip"] * 100_000))
+    t = time.perf_counter()
+    refused_alone(capsys, ["--resume", str(ck), "--out", str(tmp_path / "r")],
+                  "step_128.json", "field snapshots", "at most 4")
+    assert time.perf_counter() - t < 20
+    edit_json(ck.with_suffix(".json"), lambda d: d.update(
+        snapshots=["snapshots/step_128.zip", "snapshots/./step_128.zip"]))
+    refused_alone(capsys, ["--resume", str(ck), "--out", str(tmp_path / "r")],
+                  "step_128.json", "snapshots[1]", "twice")
+    assert not (tmp_path / "r").exists()
+
+
+def _set(path, value):
+    def change(d):
+        *head, last = path
+        for k in head:
+            d = d[k]
+        d[last] = value
+    return change
+
+
+FIELD_TAMPER = {
+    "net_arch": (_set(["config", "net_arch"], [4096] * 9), "config.net_arch"),
+    "league weight": (_set(["league", 0, "weight"], "x"), "league[0].weight"),
+    "league name": (_set(["league", 1, "name"], "snapshot:../../../etc/passwd"),
+                    "league[1].name"),
+    "num_timesteps huge": (_set(["num_timesteps"], 10**40), "num_timesteps"),
+    "num_timesteps other": (_set(["num_timesteps"], 256), "num_timesteps"),
+    "rules teams x": (_set(["rules", "num_teams"], "x"), "field rules"),
+    "rules teams 9": (_set(["rules", "num_teams"], 9), "field rules"),
+    "rules unlike config": (_set(["rules", "max_ticks"], 151), "field rules"),
+    "num_envs": (_set(["config", "num_envs"], 10**9), "num_envs"),
+}
+
+
+@pytest.mark.parametrize("case", list(FIELD_TAMPER))
+def test_every_checkpoint_field_is_checked_naming_file_and_field(done_run, tmp_path, capsys,
+                                                                 case):
+    ck = copy_run(done_run, tmp_path / "a")
+    change, words = FIELD_TAMPER[case]
+    edit_json(ck.with_suffix(".json"), change)
+    refused_alone(capsys, ["--resume", str(ck), "--out", str(tmp_path / "r")],
+                  "step_128.json", words)
+    assert not (tmp_path / "r").exists()
+
+
+def test_a_5000_digit_integer_names_the_file_and_field(done_run, tmp_path, capsys):
+    ck = copy_run(done_run, tmp_path / "a")
+    info = ck.with_suffix(".json")
+    info.write_text(re.sub(r'"seed": \d+', '"seed": ' + "9" * 5000, info.read_text(), count=1))
+    line = refused_alone(capsys, ["--resume", str(ck), "--out", str(tmp_path / "r")],
+                         "step_128.json", "config.seed", "too long")
+    assert "set_int_max_str_digits" not in line
+
+
+def test_an_option_is_named_as_it_was_given(tmp_path, capsys):
+    refused_alone(capsys, [*LEAN_ARGS, "--num-envs", "100000000", "--out", str(tmp_path / "r")],
+                  "--num-envs 100000000", "from 1 to 16777216")
+    assert not (tmp_path / "r").exists()
+
+
+def test_lean_says_no_hand_finished_yet_instead_of_nan(tmp_path, capsys):
+    assert nertz_main(["train", *LEAN_ARGS, "--out", str(tmp_path / "r")]) == 0
+    out = capsys.readouterr().out
+    assert "no hand finished yet" in out and "nan" not in out.lower(), out
+
+
+def test_a_checkpoint_renamed_to_another_step_is_refused(done_run, tmp_path, capsys):
+    ck = copy_run(done_run, tmp_path / "a")
+    for p in ck.parent.glob("step_128*"):
+        p.rename(p.with_name(p.name.replace("step_128", "step_999")))
+    refused_alone(capsys, ["--resume", str(ck.with_name("step_999.zip")),
+                           "--out", str(tmp_path / "r")], "step_999.json", "num_timesteps",
+                  "999")
