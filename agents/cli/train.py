@@ -119,6 +119,11 @@ def add_parser(subparsers):
                 kind = int
             p.add_argument(_flag(f.name), type=kind, default=None, help=help_,
                            metavar=METAVARS.get(f.name))
+    p.add_argument("--spec", default=None, metavar="RECIPE.toml",
+                   help="a recipe file (TOML; its keys the options above as written in "
+                        "config.json, e.g. timesteps = 12000000, net_arch = [128, 128]): its "
+                        "values become the defaults and the options given here override them; "
+                        "the shipped models' recipes are in train/recipes/")
     p.add_argument("--overwrite", action="store_true",
                    help="replace the finished nertz train run in --out (refused for a folder "
                         "holding anything else, or a run without its final model); the "
@@ -132,6 +137,13 @@ def config_from_args(args) -> TrainConfig:
     """A TrainConfig from parsed `nertz train` arguments (None: not given)."""
     given = {f.name: getattr(args, f.name) for f in dataclasses.fields(TrainConfig)
              if getattr(args, f.name, None) is not None}
+    recipe = {}
+    if getattr(args, "spec", None) is not None:
+        if given.get("resume"):
+            raise ValueError("--spec starts a fresh run from a recipe; --resume continues with "
+                             "the checkpoint's own config: give one of them")
+        from ..training.recipe import load_recipe
+        recipe = load_recipe(args.spec)
     if "opponents" in given:
         from ..specs import split_specs
         given["opponents"] = split_specs(given["opponents"])
@@ -141,6 +153,16 @@ def config_from_args(args) -> TrainConfig:
         except ValueError:
             raise ValueError(f"net_arch={given['net_arch']!r} must be comma-separated layer "
                              "widths, e.g. 128,128") from None
+    spell = _flag
+    if recipe:                  # the recipe's values under the options given here
+        try:                                      # the recipe alone is whole
+            alone = TrainConfig(**recipe)
+        except ValueError as err:
+            raise ValueError(f"recipe {args.spec!r}: {err}") from None
+        check_given(alone, recipe, lambda n: f"recipe {args.spec!r}: {n}")
+        typed = set(given)
+        spell = lambda n: _flag(n) if n in typed else f"recipe {args.spec!r}: {n}"  # noqa: E731
+        given = {**recipe, **given}
     try:
         if given.get("resume"):
             cfg = resume_config(given.pop("resume"), **given)
@@ -150,9 +172,11 @@ def config_from_args(args) -> TrainConfig:
         text = str(err)
         name = text.partition("=")[0]
         if name in given and " " not in name:
-            raise ValueError(f"{_flag(name)} {text[len(name) + 1:]}") from None
+            lead = spell(name)                # a recipe's key: 'recipe FILE: key=value ..'
+            sep = " " if lead.startswith("--") else "="
+            raise ValueError(f"{lead}{sep}{text[len(name) + 1:]}") from None
         raise
-    check_given(cfg, given, _flag)
+    check_given(cfg, {n: v for n, v in given.items() if spell(n).startswith("--")}, _flag)
     return cfg
 
 
