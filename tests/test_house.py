@@ -216,6 +216,38 @@ def test_no_module_is_too_long_and_top_levels_stay_small():
         assert len(top) <= MAX_TOP, f"{pkg}/ holds {len(top)} modules directly: {top}"
 
 
+MAX_FUNCTION_LINES = 100
+SHORT_FUNCTIONS = ("agents/training",)     # where every function fits on a screen or two
+
+
+def _long_functions(source: str, filename: str, limit: int = MAX_FUNCTION_LINES) -> list:
+    """Every function (nested ones and methods included) of `source` over `limit` lines,
+    decorators aside, as 'FILE:LINE NAME (N lines)'."""
+    return [f"{filename}:{n.lineno} {n.name} ({n.end_lineno - n.lineno + 1} lines)"
+            for n in ast.walk(ast.parse(source, filename=filename))
+            if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
+            and n.end_lineno - n.lineno + 1 > limit]
+
+
+def test_no_function_in_the_training_layer_is_too_long():
+    files = [p for d in SHORT_FUNCTIONS for p in sorted((ROOT / d).rglob("*.py"))]
+    assert files
+    long = [f for p in files for f in _long_functions(p.read_text(), str(p.relative_to(ROOT)))]
+    assert not long, f"over {MAX_FUNCTION_LINES} lines, split into named steps: {long}"
+
+
+def test_function_length_check_sees_a_long_function():
+    """Negative control: a synthetic 102-line function (and a long method nested in a class)
+    is flagged, a 100-line one and a short one are not."""
+    def fn(name, n, indent=""):
+        body = "".join(f"{indent}    x{i} = {i}\n" for i in range(n - 2))
+        return f"{indent}def {name}():\n{body}{indent}    return 0\n"
+    src = fn("short", 3) + "\n\n" + fn("long", 102) + "\n\n" + fn("edge", 100)
+    assert _long_functions(src, "fake.py") == ["fake.py:6 long (102 lines)"]
+    nested = "class C:\n" + fn("method", 101, "    ")
+    assert _long_functions(nested, "fake.py") == ["fake.py:2 method (101 lines)"]
+
+
 WEB_MARKERS = re.compile(r"<(html|head|body|script|style|div|button|svg)\b|</\w+>|"
                          r"\bfunction\s*\w*\s*\([\w\s,]*\)\s*\{|=>\s*\{|document\.|addEventListener", re.I)
 

@@ -321,6 +321,13 @@ def check_pairs_seated(entries, rules: RulesConfig, learner_seat: int = 0) -> No
 
 def check_config(c: TrainConfig) -> None:
     """ValueError naming the first bad field and what it allows; nothing else is done."""
+    _check_numbers(c)
+    _check_choices(c)
+    _check_tables(c)
+
+
+def _check_numbers(c: TrainConfig) -> None:
+    """check_config's integer and real fields: types and ranges."""
     ints = {"seed": 0, "timesteps": 1, "num_envs": 1, "teams": 2, "bc_rows": 0, "bc_epochs": 1,
             "bc_batch_size": 1, "n_steps": 2, "batch_size": 2, "n_epochs": 1,
             "checkpoint_every": 0, "eval_every": 0, "eval_deals": 2, "eval_league_deals": 0,
@@ -365,6 +372,10 @@ def check_config(c: TrainConfig) -> None:
             if hi is not None:
                 rng += f" and < {hi}" if name == "bc_holdout" else f" and <= {hi}"
             raise ValueError(f"{name}={v!r} must be a finite number {rng}")
+
+
+def _check_choices(c: TrainConfig) -> None:
+    """check_config's named choices, the learner's own fields, paths and the network."""
     if c.reward not in REWARDS:
         raise ValueError(f"reward={c.reward!r} must be one of {', '.join(REWARDS)}")
     if c.learner not in LEARNERS:
@@ -407,6 +418,11 @@ def check_config(c: TrainConfig) -> None:
     c.net_arch = [int(w) for w in arch]
     if c.learner == "lean":
         check_lean_net(c.net_arch)
+
+
+def _check_tables(c: TrainConfig) -> None:
+    """check_config's checks across fields: the rollout, the tables and formats, the league's
+    entries at their seats, the teacher and the evaluation's opponent."""
     if c.batch_size > c.n_steps * c.num_envs:
         raise ValueError(f"batch_size={c.batch_size} must be <= n_steps * num_envs "
                          f"({c.n_steps * c.num_envs}, the rollout size)")

@@ -1,4 +1,9 @@
-"""A lean PPO in torch over the batched env, one readable file (CleanRL style).
+"""A lean PPO in torch over the batched env, read CleanRL's way: the policy module apart
+(lean_policy.py: the actor and critic, their masked forward pass, their files), and here one
+function per step, each readable alone: `make_learner` (env, networks, optimiser, league),
+`collect_rollout`, `gae`, `ppo_update` (the update and its statistics, nothing else), and
+`train`, which runs them in turn while `Books` keeps the run's books between updates (progress
+bar, checkpoints, snapshots into the league, the log line).
 
     from agents.training.lean_ppo import lean_config, train
     policy_path = train(lean_config(out="runs/lean", timesteps=500_000))  # runs/lean/final.npz
@@ -11,13 +16,20 @@ per-step machinery (rollout buffer objects, callbacks, distribution classes, dic
   learner at seat 0, the league's opponents per table, the same `reward=`), without VecMonitor.
 - Network: SB3's MlpPolicy for `net_arch` [128, 128]: a separate actor and critic, each
   Linear+Tanh layers of those widths, orthogonal init (gain sqrt 2 for hidden layers, 0.01 for
-  the action head, 1 for the value head), Adam with eps 1e-5.
+  the action head, 1 for the value head; lean_policy.py `networks`), Adam with eps 1e-5.
 - Action mask: illegal logits set to -1e8 (what MaskableCategorical writes) before the
   softmax, so an illegal move has probability 0 and is never drawn.
 - PPO: GAE(gamma, lambda) over n_steps x num_envs, a hand cut at max_ticks bootstrapped from
   the value of its terminal observation (as SB3 does on TimeLimit.truncated), n_epochs over
   shuffled minibatches, advantages normalised per minibatch, clipped policy loss, unclipped
   value loss times vf_coef, entropy bonus, gradient norm clipped at max_grad_norm.
+- Logged per update (the log line: every log_every steps and after the last update): the last
+  minibatch's policy loss, value loss and entropy; approx-KL (CleanRL's estimator
+  `((ratio - 1) - log ratio).mean()`, averaged over the update's minibatches), clip fraction
+  (the share of samples whose ratio lay outside 1 +- clip_range, averaged likewise) and the
+  explained variance of the rollout's returns by its values (1 - Var[return - value] /
+  Var[return]; nan when the returns do not vary). They are computed without gradients from
+  tensors the update makes anyway: the weights and the random stream stay as without them.
 - Constraint (TrainConfig.constraint, agents/constraints.py): the learner's masks pass through
   it before the policy sees them, in the rollout and so in the update; the saved model names
   it, so `ppo:` plays it under the same masks.
@@ -46,6 +58,9 @@ from pathlib import Path
 import numpy as np
 
 from .config import TrainConfig
+from .lean_policy import (_SPARSE, SelfPartner, _mlp, critic_path, masked_logp,  # noqa: F401
+                          networks, policy_arrays, sample, save_actor, save_untrained,
+                          sparse_first_layer, start_from)
 
 
 # the TrainConfig fields the lean PPO reads; a warm start or snapshots it does not do are refused
@@ -71,74 +86,274 @@ def check_lean(cfg: TrainConfig) -> None:
         raise ValueError(f"learner={cfg.learner!r}: the lean PPO trains learner='lean' configs "
                          "(lean_config makes one)")
 
+@dataclasses.dataclass
+class Learner:
+    """What a run trains and on what: the env (base: the NertzVecEnv whose action_masks it
+    reads), the actor and critic with their optimiser over params, masks(obs, legal): the
+    learner's legal moves under its constraint, is_shift: 1 at the river-shift moves (the
+    shift_cost shaping), and the leagues (one per format)."""
+    env: object
+    base: object
+    actor: object
+    critic: object
+    optim: object
+    params: list
+    masks: object
+    is_shift: np.ndarray
+    leagues: list
+    obs_size: int
+    n_actions: int
 
-def _mlp(nn, sizes, out, out_gain, first=None):
-    """Linear+Tanh layers of `sizes`, then a Linear to `out`; orthogonal init (SB3's gains).
-    first: the class of the first layer (a Linear subclass: SparseFirstLayer)."""
-    layers = []
-    for n_in, n_out in zip(sizes, sizes[1:]):
-        cls = first if first is not None and not layers else nn.Linear
-        layers += [cls(n_in, n_out), nn.Tanh()]
-    layers.append(nn.Linear(sizes[-1], out))
-    for m in layers:
-        if isinstance(m, nn.Linear):
-            nn.init.orthogonal_(m.weight, gain=out_gain if m is layers[-1] else np.sqrt(2))
-            nn.init.zeros_(m.bias)
-    return nn.Sequential(*layers)
 
-
-_SPARSE = []
-
-
-def sparse_first_layer():
-    """SparseFirstLayer: an nn.Linear that, given (idx, val) of agents/learned/sparse.py
-    `sparse_rows` instead of a dense tensor, computes the same product from the non-zero
-    entries only, forward and weight gradient (numba kernels); dense input: nn.Linear's."""
-    if _SPARSE:
-        return _SPARSE[0]
+def make_learner(cfg: TrainConfig, sparse: bool, begin, log) -> Learner:
+    """The env `nertz train` trains on (one league env per format with formats), the networks
+    (from cfg.init if given), the optimiser and the league's partner; begin() once they are
+    made (each refusal of theirs before it), then init's line."""
     import torch
 
-    from agents.learned.sparse import sparse_forward, sparse_weight_grad
+    from agents.constraints import check_constraint, constrain
+    from nertz_env.actions import SHIFT0, SHIFT_PAIRS
 
-    class SparseProduct(torch.autograd.Function):
-        @staticmethod
-        def forward(ctx, weight, bias, idx, val):
-            ctx.rows, ctx.d = (idx, val), weight.shape[1]
-            w_in = weight.detach().t().contiguous().numpy()
-            return torch.from_numpy(sparse_forward(idx, val, w_in, bias.detach().numpy()))
+    from .league import league_of, make_env
+    if cfg.formats:
+        from .formats import make_formats_env
+        env = base = make_formats_env(cfg)
+    else:
+        env = make_env(cfg, monitor=False)
+        base = env.venv                             # the NertzVecEnv (its action_masks)
+    obs_size = int(np.prod(env.observation_space.shape))
+    n_actions = int(env.action_space.n)
+    actor, critic = networks(cfg, obs_size, n_actions, sparse)
+    init_line = start_from(actor, critic, cfg.init) if cfg.init else None
+    is_shift = np.zeros(n_actions, np.float32)
+    is_shift[SHIFT0:SHIFT0 + SHIFT_PAIRS * 13] = 1.0
+    if begin is not None:
+        begin()
+    if init_line:                         # after begin: a refused run prints nothing
+        log(init_line)
+    params = list(actor.parameters()) + list(critic.parameters())
+    optim = torch.optim.Adam(params, lr=cfg.learning_rate, eps=1e-5)
+    cid = check_constraint(cfg.constraint)
 
-        @staticmethod
-        def backward(ctx, grad):
-            g = grad.contiguous()
-            g_in = sparse_weight_grad(*ctx.rows, g.numpy(), ctx.d)
-            return torch.from_numpy(g_in).t(), g.sum(0), None, None
+    def masks(obs, legal):
+        """The learner's legal moves under its constraint (bool)."""
+        return constrain(obs, legal, cid) if cid else np.asarray(legal, bool)
 
-    class SparseFirstLayer(torch.nn.Linear):
-        def forward(self, x):
-            if isinstance(x, tuple):
-                return SparseProduct.apply(self.weight, self.bias, *x)
-            return super().forward(x)
-
-    _SPARSE.append(SparseFirstLayer)
-    return SparseFirstLayer
+    leagues = [league_of(sub) for sub in (env.envs if cfg.formats else [env])]
+    if cfg.partner == "self":
+        for league in leagues:
+            league.set_self_agent(SelfPartner(actor, masks))
+    return Learner(env, base, actor, critic, optim, params, masks, is_shift, leagues,
+                   obs_size, n_actions)
 
 
-def policy_arrays(actor, net_arch, obs_size: int, n_actions: int, provenance: dict,
-                  rules: dict, teams: int) -> tuple:
-    """(meta, arrays) of the safe format (agents/learned/weights.py) for the actor MLP."""
-    from agents.learned.weights import FORMAT, VERSION, array_names, array_shapes
-    meta = {"format": FORMAT, "version": VERSION,
-            "architecture": {"type": "mlp", "hidden": [int(w) for w in net_arch],
-                             "activation": "tanh", "action_net": "masked"},
-            "observation_size": obs_size, "action_size": n_actions, "arrays": {},
-            "table": None if teams is None else {"teams": teams, "team_size": 1}, "rules": rules,
-            "provenance": provenance}
-    meta["arrays"] = {k: list(v) for k, v in array_shapes(meta).items()}
-    linears = [m for m in actor if hasattr(m, "weight")]
-    tensors = [t for m in linears for t in (m.weight, m.bias)]
-    names = array_names(len(net_arch))      # hidden0_weight, ..., action_weight, action_bias
-    arrays = {n: t.detach().cpu().numpy().astype("<f4") for n, t in zip(names, tensors)}
-    return meta, arrays
+@dataclasses.dataclass
+class Rollout:
+    """One rollout's storage, [n_steps, num_envs, ...]: observations, masks, actions, their
+    log-probabilities, rewards, done flags (of the observation at that step) and values; the
+    observation and done flags after it; running: each table's return so far in its hand,
+    returns: every finished hand's."""
+    obs: object
+    mask: object
+    act: object
+    logp: object
+    rew: object
+    done: object
+    val: object
+    next_obs: object
+    next_done: object
+    running: np.ndarray
+    returns: list
+
+
+def rollout_storage(cfg: TrainConfig, learner: Learner) -> Rollout:
+    """Empty storage for a rollout of cfg's shape, next_obs the env's first observation."""
+    import torch
+    S, E = cfg.n_steps, cfg.num_envs
+    return Rollout(torch.zeros((S, E, learner.obs_size)),
+                   torch.zeros((S, E, learner.n_actions), dtype=torch.bool),
+                   torch.zeros((S, E), dtype=torch.int64), torch.zeros((S, E)),
+                   torch.zeros((S, E)), torch.zeros((S, E)), torch.zeros((S, E)),
+                   torch.from_numpy(np.asarray(learner.env.reset(), np.float32)),
+                   torch.zeros(E), np.zeros(E), [])
+
+
+def collect_rollout(learner: Learner, buf: Rollout, cfg: TrainConfig) -> None:
+    """n_steps steps of every table into buf: the learner's masks, a move drawn from the
+    masked policy, its log-probability and the state's value, then the env's step."""
+    import torch
+    for t in range(cfg.n_steps):
+        mask = torch.from_numpy(learner.masks(buf.next_obs.numpy(), learner.base.action_masks()))
+        buf.obs[t], buf.mask[t], buf.done[t] = buf.next_obs, mask, buf.next_done
+        with torch.no_grad():
+            action, logp = sample(learner.actor, buf.next_obs, mask)
+            buf.val[t] = learner.critic(buf.next_obs).squeeze(1)
+        buf.act[t] = action
+        buf.logp[t] = logp.gather(1, action[:, None]).squeeze(1)
+        o, r, d, infos = learner.env.step(action.numpy())
+        buf.rew[t] = torch.from_numpy(step_rewards(learner, buf, cfg, action, r, d, infos))
+        buf.next_obs = torch.from_numpy(np.asarray(o, np.float32))
+        buf.next_done = torch.from_numpy(np.asarray(d, np.float32))
+
+
+def step_rewards(learner: Learner, buf: Rollout, cfg: TrainConfig, action, r, d, infos):
+    """The learner's rewards of one step: shift_cost taken per river shift, a finished hand's
+    return recorded, a hand cut at max_ticks bootstrapped from its terminal observation's
+    value (as SB3 does on TimeLimit.truncated)."""
+    import torch
+    r = np.asarray(r, np.float32)
+    if cfg.shift_cost:                     # the reward shaping of TrainConfig.shift_cost
+        r = r - np.float32(cfg.shift_cost) * learner.is_shift[action.numpy()]
+    buf.running += r
+    for e in np.flatnonzero(d):
+        buf.returns.append(buf.running[e])
+        buf.running[e] = 0.0
+        if infos[e].get("TimeLimit.truncated"):      # a cut hand: bootstrap (as SB3)
+            term = torch.from_numpy(np.asarray(infos[e]["terminal_observation"],
+                                               np.float32))[None]
+            with torch.no_grad():
+                r[e] += cfg.gamma * float(learner.critic(term)[0, 0])
+    return r
+
+
+def gae(buf: Rollout, next_value, gamma: float, lam: float) -> tuple:
+    """(advantages, returns) of the rollout by GAE(gamma, lambda), next_value the value of the
+    observation after it (call under torch.no_grad)."""
+    import torch
+    S, E = buf.rew.shape
+    adv = torch.zeros((S, E))
+    last = torch.zeros(E)
+    for t in reversed(range(S)):
+        nonterminal = 1.0 - (buf.next_done if t == S - 1 else buf.done[t + 1])
+        nv = next_value if t == S - 1 else buf.val[t + 1]
+        delta = buf.rew[t] + gamma * nv * nonterminal - buf.val[t]
+        last = delta + gamma * lam * nonterminal * last
+        adv[t] = last
+    return adv, adv + buf.val
+
+
+def minibatch_losses(learner: Learner, x, mask, act, old_logp, adv, ret, clip_range: float):
+    """(policy loss, value loss, entropy, ratio, new log-probability) of one minibatch:
+    advantages normalised, the clipped policy loss, the unclipped value loss."""
+    import torch
+    logp_all = masked_logp(learner.actor, x, mask)
+    new_logp = logp_all.gather(1, act[:, None]).squeeze(1)
+    if len(adv) > 1:
+        adv = (adv - adv.mean()) / (adv.std() + 1e-8)
+    ratio = torch.exp(new_logp - old_logp)
+    pg_loss = -torch.min(adv * ratio, adv * ratio.clamp(1 - clip_range, 1 + clip_range)).mean()
+    v_loss = ((learner.critic(x).squeeze(1) - ret) ** 2).mean()
+    # exp of a -1e8 (illegal) log-probability takes a slow path: clamp, then zero
+    probs = logp_all.clamp(min=-80.0).exp().masked_fill(~mask, 0.0)
+    entropy = -(probs * logp_all).sum(dim=1).mean()
+    return pg_loss, v_loss, entropy, ratio, new_logp
+
+
+def explained_variance(values, returns) -> float:
+    """1 - Var[returns - values] / Var[returns] (nan when the returns do not vary)."""
+    y_pred, y_true = values.numpy().reshape(-1), returns.numpy().reshape(-1)
+    var_y = np.var(y_true)
+    return float("nan") if var_y == 0 else float(1 - np.var(y_true - y_pred) / var_y)
+
+
+def ppo_update(learner: Learner, buf: Rollout, adv, ret, cfg: TrainConfig, rng,
+               actor_learns: bool, max_grad_norm: float, sparse: bool) -> dict:
+    """n_epochs over shuffled minibatches of the rollout (rng draws the order); the critic
+    learns always, the actor too when actor_learns (after critic_warmup). Returns the
+    update's statistics (module docstring), computed without gradients."""
+    import torch
+    from torch import nn
+
+    from agents.learned.sparse import sparse_rows
+    rollout = cfg.n_steps * cfg.num_envs
+    b_obs = buf.obs.reshape(rollout, learner.obs_size)
+    b_mask = buf.mask.reshape(rollout, learner.n_actions)
+    b_act, b_logp = buf.act.reshape(-1), buf.logp.reshape(-1)
+    b_adv, b_ret = adv.reshape(-1), ret.reshape(-1)
+    if sparse:                        # the rollout's rows as column ids and values, once
+        b_idx, b_val = sparse_rows(b_obs.numpy())
+    kls, clipped = [], []
+    for _ in range(cfg.n_epochs):
+        order = torch.from_numpy(rng.permutation(rollout))
+        for i in range(0, rollout, cfg.batch_size):
+            mb = order[i:i + cfg.batch_size]
+            x = (b_idx[mb.numpy()], b_val[mb.numpy()]) if sparse else b_obs[mb]
+            pg_loss, v_loss, entropy, ratio, new_logp = minibatch_losses(
+                learner, x, b_mask[mb], b_act[mb], b_logp[mb], b_adv[mb], b_ret[mb],
+                cfg.clip_range)
+            with torch.no_grad():             # statistics only: no graph, no random draw
+                kls.append(((ratio - 1) - (new_logp - b_logp[mb])).mean())
+                clipped.append(((ratio - 1).abs() > cfg.clip_range).float().mean())
+            loss = cfg.vf_coef * v_loss
+            if actor_learns:                       # after the warm-up the actor learns too
+                loss = loss + pg_loss - cfg.ent_coef * entropy
+            learner.optim.zero_grad()
+            loss.backward()
+            nn.utils.clip_grad_norm_(learner.params, max_grad_norm)
+            learner.optim.step()
+    return {"policy_loss": pg_loss.item(), "value_loss": v_loss.item(),
+            "entropy": entropy.item(), "approx_kl": float(torch.stack(kls).mean()),
+            "clip_fraction": float(torch.stack(clipped).mean()),
+            "explained_variance": explained_variance(buf.val, ret)}
+
+
+class Books:
+    """The run's bookkeeping between updates, apart from them: the progress bar (cfg.progress),
+    checkpoints/step_N.npz (checkpoint_every), snapshots joining the league (snapshot_every),
+    the time spent in rollouts and updates, and the log line (every log_every steps and after
+    the last update)."""
+
+    def __init__(self, cfg: TrainConfig, learner: Learner, log, log_every: int):
+        self.cfg, self.learner, self.log, self.log_every = cfg, learner, log, log_every
+        self.rollout = cfg.n_steps * cfg.num_envs
+        self.n_updates = -(-cfg.timesteps // self.rollout)
+        self.next_checkpoint = cfg.checkpoint_every or None
+        self.next_snapshot = cfg.snapshot_every or None
+        self.t0, self.t_rollout, self.t_update = time.perf_counter(), 0.0, 0.0
+        self.bar = None
+        if cfg.progress:
+            from .run import LogAboveBar, progress_bar
+            self.bar = progress_bar(0, self.n_updates * self.rollout)
+            self.log = LogAboveBar(log)
+            self.log.bar = self.bar
+
+    def after_update(self, step: int, stats: dict, returns: list) -> None:
+        cfg, learner = self.cfg, self.learner
+        if self.next_checkpoint is not None and step >= self.next_checkpoint:
+            save_actor(learner.actor, cfg, Path(cfg.out) / "checkpoints" / f"step_{step}.npz",
+                       step, learner.critic)
+            self.next_checkpoint = (step // cfg.checkpoint_every + 1) * cfg.checkpoint_every
+        if self.next_snapshot is not None and step >= self.next_snapshot:
+            snap = save_actor(learner.actor, cfg,
+                              Path(cfg.out) / "snapshots" / f"step_{step}.npz", step)
+            for league in learner.leagues:
+                league.add_snapshot(str(snap), cfg.max_snapshots)
+            self.log(f"snapshot {snap.stem} joins the league "
+                     f"({len(learner.leagues[0].snapshot_paths())} live)")
+            self.next_snapshot = (step // cfg.snapshot_every + 1) * cfg.snapshot_every
+        if self.bar is not None:
+            self.bar.update(self.rollout)
+        every = self.log_every
+        if step >= self.n_updates * self.rollout or (
+                every and step // every != (step - self.rollout) // every):
+            self.log(self.line(step, stats, returns))
+
+    def line(self, step: int, stats: dict, returns: list) -> str:
+        dt = time.perf_counter() - self.t0
+        recent = (f"mean return (last 100) {np.mean(returns[-100:]):+.2f}"
+                  if returns else "no hand finished yet")
+        return (f"step {step:,}: {step / max(dt, 1e-9):,.0f} env-steps/s, hands {len(returns)}, "
+                f"{recent}, policy loss {stats['policy_loss']:+.4f}, "
+                f"value loss {stats['value_loss']:.4f}, entropy {stats['entropy']:.3f}, "
+                f"approx-KL {stats['approx_kl']:.5f}, "
+                f"clip fraction {stats['clip_fraction']:.3f}, "
+                f"explained variance {stats['explained_variance']:+.3f}; "
+                f"{self.t_rollout:.1f} s in rollouts, {self.t_update:.1f} s in updates")
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.close()
+            self.log.bar = None
 
 
 def train(args: TrainConfig, log=print, on_rollout=None, max_grad_norm: float = 0.5,
@@ -155,306 +370,33 @@ def train(args: TrainConfig, log=print, on_rollout=None, max_grad_norm: float = 
     before it), before the first rollout and the first file: train_run creates its run
     folder there."""
     import torch
-    from torch import nn
-
-    from agents.constraints import check_constraint, constrain
-    from agents.learned.sparse import sparse_rows
-
-    from .league import league_of, make_env
-
     check_lean(args)
     cfg = args
-    torch.set_num_threads(args.torch_threads)
-    rng = np.random.default_rng(args.seed)
-
-    # ---- env: what `nertz train` trains on (one league env per format with formats)
-    if cfg.formats:
-        from .formats import make_formats_env
-        env = make_formats_env(cfg)
-        base = env
-    else:
-        env = make_env(cfg, monitor=False)
-        base = env.venv                             # the NertzVecEnv (its action_masks)
-    E, S = args.num_envs, args.n_steps
-    obs_size = int(np.prod(env.observation_space.shape))
-    n_actions = int(env.action_space.n)
-
-    # ---- agent: SB3's MlpPolicy shapes, actor and critic apart (from cfg.init if given)
-    actor, critic = networks(args, obs_size, n_actions, sparse)
-    init_line = start_from(actor, critic, cfg.init) if cfg.init else None
-    from nertz_env.actions import SHIFT0, SHIFT_PAIRS
-    is_shift = np.zeros(n_actions, np.float32)
-    is_shift[SHIFT0:SHIFT0 + SHIFT_PAIRS * 13] = 1.0
-    if begin is not None:
-        begin()
-    if init_line:                         # after begin: a refused run prints nothing
-        log(init_line)
-    checkpoints = Path(args.out) / "checkpoints"
-    next_checkpoint = args.checkpoint_every or None
-    params = list(actor.parameters()) + list(critic.parameters())
-    optim = torch.optim.Adam(params, lr=args.learning_rate, eps=1e-5)
-
-    def masked_logp(o, m):
-        """log-probabilities with illegal moves at -1e8 before normalising (MaskableCategorical)."""
-        return torch.log_softmax(actor(o).masked_fill(~m, -1e8), dim=1)
-
-    cid = check_constraint(cfg.constraint)
-
-    def learner_masks(obs, masks):
-        """The learner's legal moves under its constraint (bool)."""
-        return constrain(obs, masks, cid) if cid else np.asarray(masks, bool)
-
-    def sample(o, m):
-        """(action, log-probability of every move) of a Gumbel-max draw from the masked policy."""
-        logp = masked_logp(o, m)
-        gumbel = -torch.log(-torch.log(torch.rand_like(logp).clamp_(1e-20, 1.0)))
-        return (logp + gumbel).masked_fill(~m, -float("inf")).argmax(dim=1), logp
-
-    class SelfPartner:
-        """partner='self': the teammate's moves, drawn from the current actor."""
-
-        def act_batch(self, obs, masks):
-            o = np.asarray(obs, np.float32)
-            with torch.no_grad():
-                a, _ = sample(torch.from_numpy(o), torch.from_numpy(learner_masks(o, masks)))
-            return a.numpy().astype(np.int64)
-
-    leagues = [league_of(sub) for sub in (env.envs if cfg.formats else [env])]
-    if cfg.partner == "self":
-        for league in leagues:
-            league.set_self_agent(SelfPartner())
-    next_snapshot = cfg.snapshot_every or None
-
-    # ---- rollout storage
-    obs_buf = torch.zeros((S, E, obs_size))
-    mask_buf = torch.zeros((S, E, n_actions), dtype=torch.bool)
-    act_buf = torch.zeros((S, E), dtype=torch.int64)
-    logp_buf = torch.zeros((S, E))
-    rew_buf = torch.zeros((S, E))
-    done_buf = torch.zeros((S, E))
-    val_buf = torch.zeros((S, E))
-
-    rollout = S * E
-    n_updates = -(-args.timesteps // rollout)
-    next_obs = torch.from_numpy(np.asarray(env.reset(), np.float32))
-    next_done = torch.zeros(E)
-    step, t0 = 0, time.perf_counter()
-    ep_returns, ep_ret = [], np.zeros(E)
-    pg_loss = v_loss = entropy = torch.tensor(0.0)
-    t_rollout = t_update = 0.0
-    bar = None
-    if args.progress:
-        from .run import LogAboveBar, progress_bar
-        bar = progress_bar(0, n_updates * rollout)
-        log = LogAboveBar(log)
-        log.bar = bar
-    for update in range(n_updates):
-        # ---- collect a rollout
+    torch.set_num_threads(cfg.torch_threads)
+    rng = np.random.default_rng(cfg.seed)
+    learner = make_learner(cfg, sparse, begin, log)
+    buf = rollout_storage(cfg, learner)
+    books = Books(cfg, learner, log, log_every)
+    step = 0
+    for _ in range(books.n_updates):
         t1 = time.perf_counter()
-        for t in range(S):
-            mask = torch.from_numpy(learner_masks(next_obs.numpy(), base.action_masks()))
-            obs_buf[t], mask_buf[t], done_buf[t] = next_obs, mask, next_done
-            with torch.no_grad():
-                action, logp = sample(next_obs, mask)
-                val_buf[t] = critic(next_obs).squeeze(1)
-            act_buf[t] = action
-            logp_buf[t] = logp.gather(1, action[:, None]).squeeze(1)
-            o, r, d, infos = env.step(action.numpy())
-            r = np.asarray(r, np.float32)
-            if cfg.shift_cost:                     # the reward shaping of TrainConfig.shift_cost
-                r = r - np.float32(cfg.shift_cost) * is_shift[action.numpy()]
-            ep_ret += r
-            for e in np.flatnonzero(d):
-                ep_returns.append(ep_ret[e])
-                ep_ret[e] = 0.0
-                if infos[e].get("TimeLimit.truncated"):      # a cut hand: bootstrap (as SB3)
-                    term = torch.from_numpy(np.asarray(infos[e]["terminal_observation"],
-                                                       np.float32))[None]
-                    with torch.no_grad():
-                        r[e] += args.gamma * float(critic(term)[0, 0])
-            rew_buf[t] = torch.from_numpy(r)
-            next_obs = torch.from_numpy(np.asarray(o, np.float32))
-            next_done = torch.from_numpy(np.asarray(d, np.float32))
-        step += rollout
+        collect_rollout(learner, buf, cfg)
+        step += books.rollout
         t2 = time.perf_counter()
-        t_rollout += t2 - t1
+        books.t_rollout += t2 - t1
         if on_rollout is not None:
-            on_rollout(step, act_buf.numpy().copy(), mask_buf.numpy().copy(),
-                       rew_buf.numpy().copy())
-
-        # ---- GAE
+            on_rollout(step, buf.act.numpy().copy(), buf.mask.numpy().copy(),
+                       buf.rew.numpy().copy())
         with torch.no_grad():
-            next_value = critic(next_obs).squeeze(1)
-            adv = torch.zeros((S, E))
-            last = torch.zeros(E)
-            for t in reversed(range(S)):
-                nonterminal = 1.0 - (next_done if t == S - 1 else done_buf[t + 1])
-                nv = next_value if t == S - 1 else val_buf[t + 1]
-                delta = rew_buf[t] + args.gamma * nv * nonterminal - val_buf[t]
-                last = delta + args.gamma * args.gae_lambda * nonterminal * last
-                adv[t] = last
-            ret = adv + val_buf
-
-        # ---- PPO update
-        b_obs, b_mask = obs_buf.reshape(rollout, obs_size), mask_buf.reshape(rollout, n_actions)
-        b_act, b_logp = act_buf.reshape(-1), logp_buf.reshape(-1)
-        b_adv, b_ret = adv.reshape(-1), ret.reshape(-1)
-        if sparse:                        # the rollout's rows as column ids and values, once
-            b_idx, b_val = sparse_rows(b_obs.numpy())
-        for _ in range(args.n_epochs):
-            order = torch.from_numpy(rng.permutation(rollout))
-            for i in range(0, rollout, args.batch_size):
-                mb = order[i:i + args.batch_size]
-                x = (b_idx[mb.numpy()], b_val[mb.numpy()]) if sparse else b_obs[mb]
-                logp_all = masked_logp(x, b_mask[mb])
-                new_logp = logp_all.gather(1, b_act[mb][:, None]).squeeze(1)
-                a = b_adv[mb]
-                if len(mb) > 1:
-                    a = (a - a.mean()) / (a.std() + 1e-8)
-                ratio = torch.exp(new_logp - b_logp[mb])
-                pg_loss = -torch.min(a * ratio, a * ratio.clamp(1 - args.clip_range,
-                                                                1 + args.clip_range)).mean()
-                v_loss = ((critic(x).squeeze(1) - b_ret[mb]) ** 2).mean()
-                # exp of a -1e8 (illegal) log-probability takes a slow path: clamp, then zero
-                probs = logp_all.clamp(min=-80.0).exp().masked_fill(~b_mask[mb], 0.0)
-                entropy = -(probs * logp_all).sum(dim=1).mean()
-                loss = args.vf_coef * v_loss
-                if step > cfg.critic_warmup:           # after the warm-up the actor learns too
-                    loss = loss + pg_loss - args.ent_coef * entropy
-                optim.zero_grad()
-                loss.backward()
-                nn.utils.clip_grad_norm_(params, max_grad_norm)
-                optim.step()
-        pg_loss, v_loss, entropy = pg_loss.detach(), v_loss.detach(), entropy.detach()
-        t_update += time.perf_counter() - t2
-        if next_checkpoint is not None and step >= next_checkpoint:
-            save_actor(actor, cfg, checkpoints / f"step_{step}.npz", step, critic)
-            next_checkpoint = (step // args.checkpoint_every + 1) * args.checkpoint_every
-        if next_snapshot is not None and step >= next_snapshot:
-            snap = save_actor(actor, cfg, Path(args.out) / "snapshots" / f"step_{step}.npz", step)
-            for league in leagues:
-                league.add_snapshot(str(snap), cfg.max_snapshots)
-            log(f"snapshot {snap.stem} joins the league ({len(leagues[0].snapshot_paths())} live)")
-            next_snapshot = (step // cfg.snapshot_every + 1) * cfg.snapshot_every
-        if bar is not None:
-            bar.update(rollout)
-        last_update = update == n_updates - 1
-        if last_update or (log_every and step // log_every
-                           != (step - rollout) // log_every):
-            dt = time.perf_counter() - t0
-            recent = (f"mean return (last 100) {np.mean(ep_returns[-100:]):+.2f}"
-                      if ep_returns else "no hand finished yet")
-            log(f"step {step:,}: {step / max(dt, 1e-9):,.0f} env-steps/s, hands {len(ep_returns)}, "
-                f"{recent}, policy loss {pg_loss.item():+.4f}, "
-                f"value loss {v_loss.item():.4f}, entropy {entropy.item():.3f}; "
-                f"{t_rollout:.1f} s in rollouts, {t_update:.1f} s in updates")
-
-    if bar is not None:
-        bar.close()
-        log.bar = None
-    env.close()
-    return save_actor(actor, cfg, Path(args.out) / "final.npz", step, critic)
-
-
-def networks(cfg: TrainConfig, obs_size: int, n_actions: int, sparse: bool = True) -> tuple:
-    """(actor, critic) as a run of `cfg` starts them: torch seeded with cfg.seed, then the
-    actor built first (SB3's MlpPolicy shapes, orthogonal init); sparse: first layers that
-    also take sparse rows (the same initial weights either way)."""
-    import torch
-    from torch import nn
-    torch.manual_seed(cfg.seed)
-    sizes = [obs_size, *cfg.net_arch]
-    first = sparse_first_layer() if sparse else None
-    return _mlp(nn, sizes, n_actions, 0.01, first), _mlp(nn, sizes, 1, 1.0, first)
-
-
-def critic_path(path) -> Path:
-    """Where the critic of the actor saved at path lies: critics/NAME.npz beside it."""
-    p = Path(path)
-    return p.parent / "critics" / p.name
-
-
-def save_actor(actor, cfg: TrainConfig, path, steps: int, critic=None) -> Path:
-    """The actor in the safe format at path (NAME.npz + NAME.json); returns the .npz. With
-    formats its table and rules are null (it plays every table) and the formats are listed
-    in its provenance. critic: saved too, as critics/NAME.npz (the same format, one output;
-    `init` reads it back, so a run continues with its value function)."""
-    from agents.learned.weights import save_weights
-    from nertz_env.actions import N_ACTIONS
-
-    from .folder import naming
-    from nertz_env.core.observe import OBS_DIM
-    Path(path).parent.mkdir(parents=True, exist_ok=True)
-    provenance = {"algorithm": "lean_ppo", "num_timesteps": int(steps), "seed": int(cfg.seed),
-                  "opponents": [str(o) for o in cfg.opponents], "reward": cfg.reward,
-                  "init": str(cfg.init or ""), "partner": cfg.partner,
-                  "shift_cost": float(cfg.shift_cost), "snapshot_every": int(cfg.snapshot_every)}
-    if cfg.formats:
-        from .formats import describe, resolve
-        provenance["formats"] = [describe(f) for f in resolve(cfg.formats)]
-    meta, arrays = policy_arrays(actor, cfg.net_arch, OBS_DIM, N_ACTIONS, provenance,
-                                 None if cfg.formats else dataclasses.asdict(cfg.rules()),
-                                 None if cfg.formats else cfg.teams)
-    if cfg.constraint:
-        meta["constraint"] = cfg.constraint
-    if critic is not None:
-        cmeta, carrays = policy_arrays(critic, cfg.net_arch, OBS_DIM, 1,
-                                       {**provenance, "role": "critic"}, None, None)
-        critic_path(path).parent.mkdir(parents=True, exist_ok=True)
-        with naming(critic_path(path)):
-            save_weights(critic_path(path), cmeta, carrays)
-    with naming(path):
-        return save_weights(path, meta, arrays)[0]
-
-
-def start_from(actor, critic, path) -> str:
-    """Copy a saved model's weights into the fresh actor (and critic): an SB3 zip (read
-    without unpickling: agents/learned/sb3_zip.py) gives both, a safe-format .npz the actor
-    and, where critics/NAME.npz lies beside it (save_actor), the critic (else the critic
-    starts fresh). ValueError naming the file when its shapes differ. Returns the line to
-    log."""
-    import torch
-    from agents.learned.weights import is_weights, load_weights
-    linears = [[m for m in net if hasattr(m, "weight")] for net in (actor, critic)]
-    if is_weights(path):
-        n = len(linears[0]) - 1
-        src = []
-        for f in (path, critic_path(path)):
-            if f == critic_path(path) and not (Path(f).is_file()
-                                               and Path(f).with_suffix(".json").is_file()):
-                break
-            _, arrays = load_weights(f)
-            src.append([(arrays[f"hidden{i}_weight"], arrays[f"hidden{i}_bias"])
-                        for i in range(n)] + [(arrays["action_weight"], arrays["action_bias"])])
-        what = ("the actor and the critic (critics/ beside it)" if len(src) == 2
-                else "the actor (the critic starts fresh)")
-    else:
-        from agents.learned.sb3_zip import load_sb3
-        pol = load_sb3(path).policy
-        pair = lambda m: (m.weight.detach().numpy(), m.bias.detach().numpy())  # noqa: E731
-        src = [[pair(m) for m in pol.mlp_extractor.policy_net if hasattr(m, "weight")]
-               + [pair(pol.action_net)],
-               [pair(m) for m in pol.mlp_extractor.value_net if hasattr(m, "weight")]
-               + [pair(pol.value_net)]]
-        what = "the actor and the critic"
-    for mods, arrs in zip(linears, src):
-        if [tuple(m.weight.shape) for m in mods] != [w.shape for w, _ in arrs]:
-            raise ValueError(f"init={str(path)!r}: its layers {[w.shape for w, _ in arrs]} do "
-                             f"not fit net_arch {[tuple(m.weight.shape) for m in mods]}")
-        with torch.no_grad():
-            for m, (w, b) in zip(mods, arrs):
-                m.weight.copy_(torch.from_numpy(np.asarray(w, np.float32)))
-                m.bias.copy_(torch.from_numpy(np.asarray(b, np.float32)))
-    return f"init: {what} from {path}"
-
-
-def save_untrained(cfg: TrainConfig, path) -> Path:
-    """The actor a run of `cfg` starts from, saved as `train` saves its last (the baseline
-    that tells what the training added)."""
-    from nertz_env.actions import N_ACTIONS
-    from nertz_env.core.observe import OBS_DIM
-    actor, _ = networks(cfg, OBS_DIM, N_ACTIONS)
-    return save_actor(actor, cfg, path, 0)
+            adv, ret = gae(buf, learner.critic(buf.next_obs).squeeze(1), cfg.gamma,
+                           cfg.gae_lambda)
+        stats = ppo_update(learner, buf, adv, ret, cfg, rng, step > cfg.critic_warmup,
+                           max_grad_norm, sparse)
+        books.t_update += time.perf_counter() - t2
+        books.after_update(step, stats, buf.returns)
+    books.close()
+    learner.env.close()
+    return save_actor(learner.actor, cfg, Path(cfg.out) / "final.npz", step, learner.critic)
 
 
 def train_run(cfg: TrainConfig, log=print, overwrite: bool = False, begin=None) -> Path:

@@ -252,6 +252,26 @@ def make_callbacks(cfg: TrainConfig, run: Path, log=print):
     through one LogAboveBar of `log`."""
     BaseCallback = _callbacks_base()
     say = log if isinstance(log, LogAboveBar) else LogAboveBar(log)
+    Snapshot, Evaluation, Checkpoint = _periodic_callbacks(BaseCallback, cfg, run, say)
+    Progress, LeagueLog, Phase = _run_callbacks(BaseCallback, say)
+    phase = Phase()
+    parts = []
+    if cfg.snapshot_every:                  # first: evaluated and listed by the checkpoint
+        parts.append(("snapshot", Snapshot(cfg.snapshot_every)))
+    if cfg.eval_every:                      # before the checkpoint: it keeps the league's diffs
+        parts.append(("evaluation", Evaluation(cfg.eval_every)))
+    if cfg.checkpoint_every:
+        parts.append(("checkpoint", Checkpoint(cfg.checkpoint_every)))
+    phase.parts = parts
+    out = [LeagueLog(), phase] + [c for _, c in parts]
+    if cfg.progress:
+        out.append(Progress())
+    return out
+
+
+def _periodic_callbacks(BaseCallback, cfg: TrainConfig, run: Path, say) -> tuple:
+    """make_callbacks' (Snapshot, Evaluation, Checkpoint) classes: each fires at the start of
+    the first rollout after every `every` steps, and at the end."""
 
     class RolloutEvery(BaseCallback):
         """Runs `fire` at the start of the first rollout after every `every` steps (between
@@ -302,6 +322,13 @@ def make_callbacks(cfg: TrainConfig, run: Path, log=print):
         def fire(self) -> None:
             path = save_snapshot(self.model, cfg, run)
             say(f"snapshot {path} joins the league")
+
+    return Snapshot, Evaluation, Checkpoint
+
+
+def _run_callbacks(BaseCallback, say) -> tuple:
+    """make_callbacks' (Progress, LeagueLog, Phase) classes: the bar, the league's scalars
+    and the bar's words before the end's snapshot, evaluation and checkpoint."""
 
     class Progress(BaseCallback):
         """A tqdm bar over the steps this learn() runs (SB3's own bar needs rich as well):
@@ -358,16 +385,4 @@ def make_callbacks(cfg: TrainConfig, run: Path, log=print):
             if say.bar is not None and due:
                 say.bar.set_description_str("PPO done: final " + ", ".join(due), refresh=True)
 
-    phase = Phase()
-    parts = []
-    if cfg.snapshot_every:                  # first: evaluated and listed by the checkpoint
-        parts.append(("snapshot", Snapshot(cfg.snapshot_every)))
-    if cfg.eval_every:                      # before the checkpoint: it keeps the league's diffs
-        parts.append(("evaluation", Evaluation(cfg.eval_every)))
-    if cfg.checkpoint_every:
-        parts.append(("checkpoint", Checkpoint(cfg.checkpoint_every)))
-    phase.parts = parts
-    out = [LeagueLog(), phase] + [c for _, c in parts]
-    if cfg.progress:
-        out.append(Progress())
-    return out
+    return Progress, LeagueLog, Phase

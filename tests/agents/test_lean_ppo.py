@@ -1,6 +1,8 @@
 """The lean PPO (agents/training/lean_ppo.py): a tiny run completes and trains, never takes an
 illegal move, is the same for the same seed, and saves a model make_agent plays. Speeds are
 measured in benchmarks/train_throughput.py, never asserted here."""
+import re
+
 import numpy as np
 import pytest
 
@@ -53,6 +55,23 @@ def test_the_policy_changes(run):
     moved = [float(np.abs(w - arrays[n]).max())
              for w, n in zip(init_w, ("hidden0_weight", "hidden1_weight", "action_weight"))]
     assert min(moved) > 1e-4, moved
+
+
+def test_each_update_logs_approx_kl_clip_fraction_and_explained_variance(run):
+    """The log line carries CleanRL's update statistics, each in its range (a nan fails)."""
+    _, lines, _ = run
+    m = re.search(r"approx-KL (\S+), clip fraction (\S+), explained variance (\S+);", lines[-1])
+    assert m, lines[-1]
+    kl, clip, ev = (float(g) for g in m.groups())
+    assert kl >= 0 and 0 <= clip <= 1 and ev <= 1, (kl, clip, ev)
+
+
+def test_explained_variance_is_cleanrls():
+    from agents.training.lean_ppo import explained_variance
+    ret = torch.tensor([[1.0, 2.0], [3.0, 5.0]])
+    assert explained_variance(ret.clone(), ret) == 1.0                 # values = returns
+    assert explained_variance(torch.zeros(2, 2), ret) == 0.0          # values say nothing
+    assert np.isnan(explained_variance(ret, torch.ones(2, 2)))       # returns do not vary
 
 
 def test_every_action_taken_was_legal(run):

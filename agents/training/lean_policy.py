@@ -1,0 +1,226 @@
+"""The lean PPO's policy (agents/training/lean_ppo.py trains it): the actor and critic
+networks, their forward pieces, and their files.
+
+- Network (`networks`): SB3's MlpPolicy for `net_arch`: a separate actor and critic, each
+  Linear+Tanh layers of those widths, orthogonal init (gain sqrt 2 for hidden layers, 0.01 for
+  the action head, 1 for the value head); the first layers may read sparse rows
+  (`sparse_first_layer`: the same products from the non-zero entries only).
+- Forward (`masked_logp`, `sample`): illegal logits set to -1e8 (what MaskableCategorical
+  writes) before the softmax, so an illegal move has probability 0 and is never drawn; a move
+  drawn by Gumbel-max. `SelfPartner` plays the learner's teammate with the current actor.
+- Files (`save_actor`, `start_from`, `save_untrained`): the actor in the project's safe weight
+  format (agents/learned/weights.py), the critic beside it as critics/NAME.npz; a run starts
+  from either format or an SB3 zip.
+
+torch is imported inside the functions (like the rest of agents/training: `nertz --help`
+should not wait for it).
+"""
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+import numpy as np
+
+from .config import TrainConfig
+
+
+def _mlp(nn, sizes, out, out_gain, first=None):
+    """Linear+Tanh layers of `sizes`, then a Linear to `out`; orthogonal init (SB3's gains).
+    first: the class of the first layer (a Linear subclass: SparseFirstLayer)."""
+    layers = []
+    for n_in, n_out in zip(sizes, sizes[1:]):
+        cls = first if first is not None and not layers else nn.Linear
+        layers += [cls(n_in, n_out), nn.Tanh()]
+    layers.append(nn.Linear(sizes[-1], out))
+    for m in layers:
+        if isinstance(m, nn.Linear):
+            nn.init.orthogonal_(m.weight, gain=out_gain if m is layers[-1] else np.sqrt(2))
+            nn.init.zeros_(m.bias)
+    return nn.Sequential(*layers)
+
+
+_SPARSE = []
+
+
+def sparse_first_layer():
+    """SparseFirstLayer: an nn.Linear that, given (idx, val) of agents/learned/sparse.py
+    `sparse_rows` instead of a dense tensor, computes the same product from the non-zero
+    entries only, forward and weight gradient (numba kernels); dense input: nn.Linear's."""
+    if _SPARSE:
+        return _SPARSE[0]
+    import torch
+
+    from agents.learned.sparse import sparse_forward, sparse_weight_grad
+
+    class SparseProduct(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, weight, bias, idx, val):
+            ctx.rows, ctx.d = (idx, val), weight.shape[1]
+            w_in = weight.detach().t().contiguous().numpy()
+            return torch.from_numpy(sparse_forward(idx, val, w_in, bias.detach().numpy()))
+
+        @staticmethod
+        def backward(ctx, grad):
+            g = grad.contiguous()
+            g_in = sparse_weight_grad(*ctx.rows, g.numpy(), ctx.d)
+            return torch.from_numpy(g_in).t(), g.sum(0), None, None
+
+    class SparseFirstLayer(torch.nn.Linear):
+        def forward(self, x):
+            if isinstance(x, tuple):
+                return SparseProduct.apply(self.weight, self.bias, *x)
+            return super().forward(x)
+
+    _SPARSE.append(SparseFirstLayer)
+    return SparseFirstLayer
+
+
+def policy_arrays(actor, net_arch, obs_size: int, n_actions: int, provenance: dict,
+                  rules: dict, teams: int) -> tuple:
+    """(meta, arrays) of the safe format (agents/learned/weights.py) for the actor MLP."""
+    from agents.learned.weights import FORMAT, VERSION, array_names, array_shapes
+    meta = {"format": FORMAT, "version": VERSION,
+            "architecture": {"type": "mlp", "hidden": [int(w) for w in net_arch],
+                             "activation": "tanh", "action_net": "masked"},
+            "observation_size": obs_size, "action_size": n_actions, "arrays": {},
+            "table": None if teams is None else {"teams": teams, "team_size": 1}, "rules": rules,
+            "provenance": provenance}
+    meta["arrays"] = {k: list(v) for k, v in array_shapes(meta).items()}
+    linears = [m for m in actor if hasattr(m, "weight")]
+    tensors = [t for m in linears for t in (m.weight, m.bias)]
+    names = array_names(len(net_arch))      # hidden0_weight, ..., action_weight, action_bias
+    arrays = {n: t.detach().cpu().numpy().astype("<f4") for n, t in zip(names, tensors)}
+    return meta, arrays
+
+
+def masked_logp(actor, obs, mask):
+    """Log-probabilities of every move with illegal ones at -1e8 before normalising
+    (MaskableCategorical); obs: a dense tensor or sparse rows (sparse_first_layer)."""
+    import torch
+    return torch.log_softmax(actor(obs).masked_fill(~mask, -1e8), dim=1)
+
+
+def sample(actor, obs, mask):
+    """(action, log-probability of every move) of a Gumbel-max draw from the masked policy."""
+    import torch
+    logp = masked_logp(actor, obs, mask)
+    gumbel = -torch.log(-torch.log(torch.rand_like(logp).clamp_(1e-20, 1.0)))
+    return (logp + gumbel).masked_fill(~mask, -float("inf")).argmax(dim=1), logp
+
+
+class SelfPartner:
+    """partner='self': the teammate's moves, drawn from the current actor under the masks
+    `masks(obs, legal)` gives the learner (its constraint)."""
+
+    def __init__(self, actor, masks):
+        self.actor, self.masks = actor, masks
+
+    def act_batch(self, obs, masks):
+        import torch
+        o = np.asarray(obs, np.float32)
+        with torch.no_grad():
+            a, _ = sample(self.actor, torch.from_numpy(o),
+                          torch.from_numpy(self.masks(o, masks)))
+        return a.numpy().astype(np.int64)
+
+
+def networks(cfg: TrainConfig, obs_size: int, n_actions: int, sparse: bool = True) -> tuple:
+    """(actor, critic) as a run of `cfg` starts them: torch seeded with cfg.seed, then the
+    actor built first (SB3's MlpPolicy shapes, orthogonal init); sparse: first layers that
+    also take sparse rows (the same initial weights either way)."""
+    import torch
+    from torch import nn
+    torch.manual_seed(cfg.seed)
+    sizes = [obs_size, *cfg.net_arch]
+    first = sparse_first_layer() if sparse else None
+    return _mlp(nn, sizes, n_actions, 0.01, first), _mlp(nn, sizes, 1, 1.0, first)
+
+
+def critic_path(path) -> Path:
+    """Where the critic of the actor saved at path lies: critics/NAME.npz beside it."""
+    p = Path(path)
+    return p.parent / "critics" / p.name
+
+
+def save_actor(actor, cfg: TrainConfig, path, steps: int, critic=None) -> Path:
+    """The actor in the safe format at path (NAME.npz + NAME.json); returns the .npz. With
+    formats its table and rules are null (it plays every table) and the formats are listed
+    in its provenance. critic: saved too, as critics/NAME.npz (the same format, one output;
+    `init` reads it back, so a run continues with its value function)."""
+    from agents.learned.weights import save_weights
+    from nertz_env.actions import N_ACTIONS
+
+    from .folder import naming
+    from nertz_env.core.observe import OBS_DIM
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    provenance = {"algorithm": "lean_ppo", "num_timesteps": int(steps), "seed": int(cfg.seed),
+                  "opponents": [str(o) for o in cfg.opponents], "reward": cfg.reward,
+                  "init": str(cfg.init or ""), "partner": cfg.partner,
+                  "shift_cost": float(cfg.shift_cost), "snapshot_every": int(cfg.snapshot_every)}
+    if cfg.formats:
+        from .formats import describe, resolve
+        provenance["formats"] = [describe(f) for f in resolve(cfg.formats)]
+    meta, arrays = policy_arrays(actor, cfg.net_arch, OBS_DIM, N_ACTIONS, provenance,
+                                 None if cfg.formats else dataclasses.asdict(cfg.rules()),
+                                 None if cfg.formats else cfg.teams)
+    if cfg.constraint:
+        meta["constraint"] = cfg.constraint
+    if critic is not None:
+        cmeta, carrays = policy_arrays(critic, cfg.net_arch, OBS_DIM, 1,
+                                       {**provenance, "role": "critic"}, None, None)
+        critic_path(path).parent.mkdir(parents=True, exist_ok=True)
+        with naming(critic_path(path)):
+            save_weights(critic_path(path), cmeta, carrays)
+    with naming(path):
+        return save_weights(path, meta, arrays)[0]
+
+
+def start_from(actor, critic, path) -> str:
+    """Copy a saved model's weights into the fresh actor (and critic): an SB3 zip (read
+    without unpickling: agents/learned/sb3_zip.py) gives both, a safe-format .npz the actor
+    and, where critics/NAME.npz lies beside it (save_actor), the critic (else the critic
+    starts fresh). ValueError naming the file when its shapes differ. Returns the line to
+    log."""
+    import torch
+    from agents.learned.weights import is_weights, load_weights
+    linears = [[m for m in net if hasattr(m, "weight")] for net in (actor, critic)]
+    if is_weights(path):
+        n = len(linears[0]) - 1
+        src = []
+        for f in (path, critic_path(path)):
+            if f == critic_path(path) and not (Path(f).is_file()
+                                               and Path(f).with_suffix(".json").is_file()):
+                break
+            _, arrays = load_weights(f)
+            src.append([(arrays[f"hidden{i}_weight"], arrays[f"hidden{i}_bias"])
+                        for i in range(n)] + [(arrays["action_weight"], arrays["action_bias"])])
+        what = ("the actor and the critic (critics/ beside it)" if len(src) == 2
+                else "the actor (the critic starts fresh)")
+    else:
+        from agents.learned.sb3_zip import load_sb3
+        pol = load_sb3(path).policy
+        pair = lambda m: (m.weight.detach().numpy(), m.bias.detach().numpy())  # noqa: E731
+        src = [[pair(m) for m in pol.mlp_extractor.policy_net if hasattr(m, "weight")]
+               + [pair(pol.action_net)],
+               [pair(m) for m in pol.mlp_extractor.value_net if hasattr(m, "weight")]
+               + [pair(pol.value_net)]]
+        what = "the actor and the critic"
+    for mods, arrs in zip(linears, src):
+        if [tuple(m.weight.shape) for m in mods] != [w.shape for w, _ in arrs]:
+            raise ValueError(f"init={str(path)!r}: its layers {[w.shape for w, _ in arrs]} do "
+                             f"not fit net_arch {[tuple(m.weight.shape) for m in mods]}")
+        with torch.no_grad():
+            for m, (w, b) in zip(mods, arrs):
+                m.weight.copy_(torch.from_numpy(np.asarray(w, np.float32)))
+                m.bias.copy_(torch.from_numpy(np.asarray(b, np.float32)))
+    return f"init: {what} from {path}"
+
+
+def save_untrained(cfg: TrainConfig, path) -> Path:
+    """The actor a run of `cfg` starts from, saved as `train` saves its last (the baseline
+    that tells what the training added)."""
+    from nertz_env.actions import N_ACTIONS
+    from nertz_env.core.observe import OBS_DIM
+    actor, _ = networks(cfg, OBS_DIM, N_ACTIONS)
+    return save_actor(actor, cfg, path, 0)
