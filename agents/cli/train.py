@@ -121,7 +121,7 @@ def add_parser(subparsers):
                            metavar=METAVARS.get(f.name))
     p.add_argument("--spec", default=None, metavar="RECIPE.toml",
                    help="a recipe file (TOML; its keys the options above as written in "
-                        "config.json, e.g. timesteps = 12000000, net_arch = [128, 128]): its "
+                        "config.json, e.g. timesteps = 12000000, learner = \"lean\"): its "
                         "values become the defaults and the options given here override them; "
                         "the shipped models' recipes are in train/recipes/")
     p.add_argument("--overwrite", action="store_true",
