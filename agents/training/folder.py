@@ -201,7 +201,12 @@ def stopped_cleanly(cfg: TrainConfig, state: str, log=print):
     if state == "replace":
         os.rename(run, aside(run))
     try:
-        run.mkdir(parents=True, exist_ok=True)
+        run.mkdir(parents=True, exist_ok=True)       # its OSError names the path; nothing made
+    except BaseException:
+        if state == "replace":
+            os.rename(aside(run), run)
+        raise
+    try:
         yield
     except BaseException as err:
         try:
