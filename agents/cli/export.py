@@ -197,7 +197,7 @@ def _check_target(label: str, path: Path, overwrite: bool) -> None:
 def check_paths(args, inputs: list) -> list:
     """[(label, path)] export will write, after refusing (one line) any that is a file it
     reads, another of its own outputs, a directory or other non-regular file, an existing
-    file without --overwrite, or in a folder that does not exist."""
+    file without --overwrite; an OSError (exit 1) for a folder that does not exist."""
     from agents.learned.weights import weight_files
     outputs = []
     if args.out is not None:
@@ -219,8 +219,13 @@ def check_paths(args, inputs: list) -> list:
             if _same(path, p):
                 raise ValueError(f"{label} is one of the files {other} writes ({p.name}); "
                                  "give the graph another name")
-        if not path.parent.is_dir():
-            raise ValueError(f"{label}: its folder {path.parent} does not exist")
+        if not path.parent.is_dir():                 # I/O, not a bad value: exit 1
+            import errno
+            code = errno.ENOTDIR if path.parent.exists() or any(
+                q.is_file() for q in path.parents) else errno.ENOENT
+            why = ("is not a folder (a file is in the way)" if code == errno.ENOTDIR
+                   else "does not exist (export writes into an existing folder)")
+            raise OSError(code, f"{label}: its folder {why}", str(path.parent))
         _check_target(label, path, getattr(args, "overwrite", False))
     return outputs
 
