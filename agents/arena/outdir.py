@@ -137,8 +137,10 @@ def run_folder(out, *, overwrite: bool = False, command: str = "", option: str =
     try:
         out.parent.mkdir(parents=True, exist_ok=True)
     except OSError as err:               # I/O, not bad input: exit 1 (agents/cli main)
-        raise OSError(err.errno, f"{option}: cannot create its parent folder "
-                      f"({_reason(err)})", str(out)) from None
+        blocker = next((q for q in (out.parent, *out.parent.parents) if q.is_file()), None)
+        why = f"{str(blocker)!r} is a file, not a folder" if blocker else _reason(err)
+        raise OSError(err.errno, f"{option}: cannot create its parent folder ({why})",
+                      str(out)) from None
     try:
         staging = _claim(out, option)
     except OSError as err:
