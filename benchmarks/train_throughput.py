@@ -56,7 +56,7 @@ def main(argv=None) -> int:
           log=lambda s: None)                                   # compile / load kernels
     load = os.getloadavg()
     rows = {}
-    cfg = TrainConfig(out=str(tmp / "sb3"), seed=a.seed, bc_rows=0, progress=False,
+    cfg = TrainConfig(out=str(tmp / "sb3"), learner="sb3", seed=a.seed, bc_rows=0, progress=False,
                       tensorboard=False)
     if a.only in (None, "sb3"):
         model = build_model(cfg, make_env(cfg))

@@ -35,9 +35,13 @@ CHOICES = {"reward": REWARDS, "device": DEVICES, "learner": LEARNERS, "partner":
 METAVARS = {"out": "DIR", "resume": "CHECKPOINT.zip", "teacher": "SPEC", "eval_against": "SPEC",
             "formats": "PRESET", "init": "MODEL", "constraint": "NAME"}
 DESCRIPTION = """\
-Train a MaskablePPO agent on the batched vector env: imitation of a heuristic (the warm
-start, --bc-rows), then PPO against a league of shipped bots, with duplicate-deal
-evaluations, checkpoints and TensorBoard logs, all in the run folder --out.
+Train a PPO agent on the batched vector env: imitation of a heuristic (the warm start,
+--bc-rows: the teacher's positions collected, then cloned by cross-entropy before the first
+rollout; bc.json holds its held-out accuracy), then PPO against a league of shipped bots,
+with checkpoints, all in the run folder --out. The default learner is the lean PPO
+(--learner lean: the model in the safe format, final.npz; table formats, --init); --learner
+sb3 is SB3's MaskablePPO (final.zip; duplicate-deal evaluations, TensorBoard logs,
+--resume), which made the per-table models.
 
 What it prints: the options changed from their defaults, a line before every phase that
 takes a while (numba compiles its kernels the first time after install),
@@ -57,11 +61,12 @@ one error line and writes nothing. The options are TrainConfig's fields
 # a 2M-step run checkpoints at the first rollout boundary past each 250,000 steps: 507,904
 EPILOG = """\
 examples:
-  nertz train --out runs/t2 --timesteps 2000000 --teams 2
+  nertz train --out runs/l2 --timesteps 2000000
+  nertz tournament --agents ppo:runs/l2/final.npz,heuristic:style=river-builder --teams 2
+  nertz train --learner sb3 --out runs/t2 --timesteps 2000000 --teams 2
   nertz train --resume runs/t2/checkpoints/step_507904.zip --timesteps 4000000
   tensorboard --logdir runs/t2/tb
-  nertz tournament --agents ppo:runs/t2/final.zip,heuristic:style=river-builder --teams 2
-  nertz train --learner lean --formats rulebook --init MODEL.zip --out runs/g1
+  nertz train --formats rulebook --init MODEL.zip --out runs/g1
 
 checkpoints are named by the step they were taken at (the first rollout boundary past
 every --checkpoint-every steps): list runs/t2/checkpoints/ to find them. --timesteps is the
@@ -96,7 +101,8 @@ def add_parser(subparsers):
     """The `nertz train` sub-command on an argparse subparsers object; returns its parser."""
     docs = field_docs()
     p = subparsers.add_parser(
-        "train", help="train a MaskablePPO agent: imitation warm start, league, evaluations",
+        "train", help="train a PPO agent (the lean PPO; --learner sb3): imitation warm "
+                      "start, league",
         description=DESCRIPTION, epilog=EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter)
     for f in dataclasses.fields(TrainConfig):

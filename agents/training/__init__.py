@@ -1,8 +1,9 @@
-"""`nertz train`'s library: imitation warm start, MaskablePPO against a league, evaluations,
+"""`nertz train`'s library: imitation warm start, PPO against a league (the lean PPO,
+lean_ppo.py, `nertz train`'s default; SB3's MaskablePPO with evaluations, run.py),
 checkpoints (needs the `[train]` extra).
 
-    from agents.training import TrainConfig, train
-    model = train(TrainConfig(out="runs/t1", timesteps=2_000_000, teams=2))
+    from agents.training import TrainConfig, train       # SB3's run
+    model = train(TrainConfig(out="runs/t1", learner="sb3", timesteps=2_000_000, teams=2))
 
 One job per module, imported in this order (each imports only those above it):
     league.py       the league of opponents, its weights, the training env (make_env)

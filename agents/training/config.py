@@ -61,10 +61,11 @@ class TrainConfig:
     """ticks after which a hand is cut (R26); unset: the rules default, which tournaments play"""
     reward: str = "relative"
     """'relative' (own hand points minus the others' mean) or 'score' (own points)"""
-    learner: str = "sb3"
-    """'sb3': SB3's MaskablePPO with everything below (warm start, evaluations, checkpoints,
-    snapshots); 'lean': the lean PPO in torch (lean_ppo.py; faster, with formats and init,
-    without warm start or evaluations; its hidden layers must fit the safe model format)"""
+    learner: str = "lean"
+    """'lean': the lean PPO in torch (lean_ppo.py; with the warm start, formats, init,
+    snapshots; without evaluations; its hidden layers must fit the safe model format); 'sb3':
+    SB3's MaskablePPO with everything below (warm start, evaluations, checkpoints, snapshots,
+    resume), which made the per-table models"""
     formats: list = field(default_factory=list)
     """table formats to train over, the tables dealt out by weight (formats.py): a list of
     dicts of RulesConfig fields (and 'seat', the learner's; 'weight'), or a preset's name
@@ -102,9 +103,9 @@ class TrainConfig:
     """share of the league weights spread uniformly (every entry keeps being played)"""
     teacher: str = BEST_HEURISTIC
     """the bot imitated by the warm start (greedy or a heuristic spec)"""
-    bc_rows: int | None = None
-    """teacher positions collected for the warm start (0: no warm start; the lean PPO has
-    none)"""
+    bc_rows: int = 200_000
+    """teacher positions collected for the warm start, then cloned before the first PPO
+    rollout (0: no warm start); a run from init or resume does none"""
     bc_epochs: int = 4
     """passes over the warm-start data"""
     bc_batch_size: int = 512
@@ -181,14 +182,12 @@ class TrainConfig:
         return dataclasses.asdict(self)
 
 
-BY_LEARNER = ("n_epochs", "torch_threads", "bc_rows")   # defaults that depend on the learner
+BY_LEARNER = ("n_epochs", "torch_threads")   # defaults that depend on the learner
 
 
 def learner_default(name: str, learner) -> int:
     """The default of a field whose default depends on the learner (n_epochs, torch_threads:
-    TrainConfig's docs say why; bc_rows: the lean PPO has no warm start)."""
-    if name == "bc_rows":
-        return 0 if learner == "lean" else 200_000
+    TrainConfig's docs say why)."""
     if name == "n_epochs":
         return 2 if learner == "lean" else 4
     if learner != "lean":
@@ -212,9 +211,12 @@ LEAGUE_PLAY = "a league of two or more entries (--opponents A,B or --snapshot-ev
 # it needs, in the words of `nertz train`'s options)}
 NEEDS = {
     **dict.fromkeys(WARM_START, (
-        lambda c: c.bc_rows > 0 and not c.resume,
-        "the warm start: --bc-rows above 0, on a fresh run (a resumed run does no warm start)")),
-    "bc_rows": (lambda c: not c.resume, "a fresh run (a resumed run does no warm start)"),
+        lambda c: c.bc_rows > 0 and not c.resume and not c.init,
+        "the warm start: --bc-rows above 0, on a fresh run without --init (a resumed run or "
+        "one from a model does no warm start)")),
+    "bc_rows": (lambda c: not c.resume and not c.init,
+                "a fresh run without --init (a resumed run or one from a model does no warm "
+                "start)"),
     "max_snapshots": (lambda c: c.snapshot_every > 0,
                       "league snapshots: --snapshot-every above 0"),
     **dict.fromkeys(("eval_deals", "eval_against", "eval_seed"),
@@ -395,9 +397,6 @@ def _check_choices(c: TrainConfig) -> None:
         raise ValueError(f"{lean_only[0]}: the lean PPO only (learner='lean', nertz train "
                          "--learner lean)")
     if c.learner == "lean":
-        if c.bc_rows:
-            raise ValueError(f"bc_rows={c.bc_rows!r}: the lean PPO has no warm start (leave "
-                             "bc_rows out or give 0 with learner='lean', or use learner='sb3')")
         if c.resume:
             raise ValueError(f"resume={c.resume!r}: the lean PPO does not resume (leave resume "
                              "out and start from a model with init=PATH, or use "

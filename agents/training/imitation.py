@@ -8,6 +8,9 @@ is trained by cross-entropy on its masked logits (and, `bc_value`, its value hea
 teacher's discounted returns: `behaviour_clone`); the held-out accuracy (tables never
 trained on: `split_holdout`) is printed and saved in bc.json (`warm_start`).
 
+The lean PPO's actor and critic are cloned through `LeanPolicy` (the same loss, optimiser
+and minibatches); with formats the data comes from every format's tables (`teacher_data`).
+
 Imports config.py and league.py (the env of the run's kind); folder.py's writer and
 torch, tqdm only inside functions.
 """
@@ -171,6 +174,78 @@ def behaviour_clone(policy, data: dict, epochs: int, batch_size: int, lr: float,
     return losses
 
 
+class LeanPolicy:
+    """The lean PPO's actor and critic (lean_policy.py) under the names behaviour_clone and
+    policy_choices call on an SB3 policy: evaluate_actions, get_distribution, parameters
+    (the actor's, then the critic's), set_training_mode, device. The logits are
+    masked_logp's (illegal moves at -1e8 before normalising, as in the PPO updates)."""
+    device = "cpu"
+
+    def __init__(self, actor, critic):
+        self.actor, self.critic = actor, critic
+
+    def parameters(self) -> list:
+        return list(self.actor.parameters()) + list(self.critic.parameters())
+
+    def set_training_mode(self, mode: bool) -> None:
+        self.actor.train(mode)
+        self.critic.train(mode)
+
+    def _logp(self, obs, action_masks):
+        import torch
+
+        from .lean_policy import masked_logp
+        return masked_logp(self.actor, obs, torch.as_tensor(np.asarray(action_masks, bool)))
+
+    def evaluate_actions(self, obs, actions, action_masks):
+        """(values, log-probability of `actions`, None) as SB3's evaluate_actions."""
+        logp = self._logp(obs, action_masks)
+        return self.critic(obs), logp.gather(1, actions[:, None]).squeeze(1), None
+
+    def get_distribution(self, obs, action_masks):
+        """An object whose .distribution.logits are the masked log-probabilities."""
+        from types import SimpleNamespace
+        return SimpleNamespace(distribution=SimpleNamespace(logits=self._logp(obs, action_masks)))
+
+
+def teacher_data(cfg: TrainConfig, bar=None, masks=None, self_agent=None) -> tuple:
+    """(data, train part, held-out part) of the warm start: the teacher's positions on a fresh
+    env of the run's kind (seed cfg.seed + 500009), with formats one env per format (each its
+    share of the tables; the held-out tables, split_holdout's last ones, are then the last
+    formats'). masks(obs, legal):
+    the learner's masks (its constraint), rows whose teacher move they forbid dropped;
+    self_agent: the partner of partner='self'."""
+    import copy
+    other = copy.copy(cfg)
+    other.seed = cfg.seed + 500_009
+    if cfg.formats:
+        from .formats import make_formats_env
+        env = make_formats_env(other)
+        subs = env.envs
+    else:
+        env = make_env(other, monitor=False)
+        subs = [env]
+    steps = -(-cfg.bc_rows // env.num_envs)
+    parts, offset = [], 0
+    for sub in subs:
+        if self_agent is not None:
+            from .league import league_of
+            league_of(sub).set_self_agent(self_agent)
+        d = collect_teacher_data(sub, Teacher(sub, cfg.teacher), steps * sub.num_envs,
+                                 cfg.gamma, bar=bar)
+        d["table"] = d["table"] + offset
+        offset += sub.num_envs
+        if masks is not None:
+            d["masks"] = np.asarray(masks(d["obs"], d["masks"]), bool)
+            keep = d["masks"][np.arange(len(d["actions"])), d["actions"]]
+            d = {k: v[keep] for k, v in d.items()}
+        parts.append(d)
+    env.close()
+    data = parts[0] if len(parts) == 1 else {k: np.concatenate([p[k] for p in parts])
+                                             for k in parts[0]}
+    return (data, *split_holdout(data, cfg.bc_holdout))
+
+
 def phase_bar(total: int, desc: str, unit: str, enabled: bool = True):
     """A tqdm bar over one phase of the warm start (None when off or tqdm is missing)."""
     from nertz_env.optional import available
@@ -195,22 +270,21 @@ def _done(bar, log) -> None:
             log.bar = None
 
 
-def warm_start(model, cfg: TrainConfig, run: Path, log=print) -> dict:
-    """Collect teacher data on a fresh env of the run's kind (other seed), clone it into
-    model.policy, measure the held-out accuracy; writes bc.json. With cfg.progress each
-    phase (the positions collected, the rows fitted) has its own bar."""
+def warm_start(model, cfg: TrainConfig, run: Path, log=print, masks=None,
+               self_agent=None) -> dict:
+    """Collect teacher data on a fresh env of the run's kind (other seed: teacher_data, with
+    masks and self_agent), clone it into model.policy (an SB3 policy or a LeanPolicy),
+    measure the held-out accuracy; writes bc.json. With cfg.progress each phase (the
+    positions collected, the rows fitted) has its own bar."""
     from .folder import write_json
-    env = make_env(cfg, seed=cfg.seed + 500_009, monitor=False)
-    teacher = Teacher(env, cfg.teacher)
-    E = env.num_envs
+    E = cfg.num_envs
     t0 = time.perf_counter()
     bar = _shown(phase_bar(-(-cfg.bc_rows // E) * E, "imitation data", "pos", cfg.progress), log)
     try:
-        data = collect_teacher_data(env, teacher, cfg.bc_rows, cfg.gamma, bar=bar)
+        data, fit, held = teacher_data(cfg, bar, masks, self_agent)
     finally:
         _done(bar, log)
     t_collect = time.perf_counter() - t0
-    fit, held = split_holdout(data, cfg.bc_holdout)
     log(f"imitation: {len(data['actions']):,} positions of {cfg.teacher} in {t_collect:.1f} s "
         f"({len(data['actions']) / max(t_collect, 1e-9):,.0f} env-steps/s); "
         f"{len(held['actions']):,} held out")

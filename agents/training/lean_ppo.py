@@ -43,8 +43,12 @@ per-step machinery (rollout buffer objects, callbacks, distribution classes, dic
   (league.py add_snapshot: played deterministically as `ppo:` plays it, at most max_snapshots,
   the oldest leaves), drawn as often as each other entry (no evaluations here to weight them).
 
-Not here: the imitation warm start, evaluations and league priorities of `nertz train`; it
-starts from a fresh network or from TrainConfig.init.
+- Warm start (TrainConfig.bc_rows > 0, no init): before the first rollout the actor imitates
+  the teacher and the critic fits its discounted returns (imitation.py, as SB3's run does;
+  `lean_warm_start`), bc.json written in the run folder.
+
+Not here: the evaluations and league priorities of SB3's `nertz train`; it starts from a fresh
+network, the warm start or TrainConfig.init.
 
 torch is imported inside `train` (like the rest of agents/training: `nertz --help` should not
 wait for it).
@@ -63,19 +67,22 @@ from .lean_policy import (_SPARSE, SelfPartner, _mlp, critic_path, masked_logp, 
                           sparse_first_layer, start_from)
 
 
-# the TrainConfig fields the lean PPO reads; a warm start or snapshots it does not do are refused
+# the TrainConfig fields the lean PPO reads (and the warm start's: imitation.py)
 USED = ("out", "seed", "timesteps", "num_envs", "teams", "max_ticks", "reward", "opponents",
         "formats", "init", "n_steps", "batch_size", "n_epochs", "learning_rate", "gamma",
         "gae_lambda", "clip_range", "ent_coef", "vf_coef", "net_arch", "torch_threads",
         "checkpoint_every", "shift_cost", "constraint", "partner", "snapshot_every",
-        "max_snapshots", "critic_warmup")
+        "max_snapshots", "critic_warmup", "teacher", "bc_rows", "bc_epochs", "bc_batch_size",
+        "bc_learning_rate", "bc_holdout", "bc_value")
+# lean_config's parts off unless asked for (the warm start too: bc_rows=N switches it on)
 OFF = {"learner": "lean", "bc_rows": 0, "snapshot_every": 0, "eval_every": 0,
        "checkpoint_every": 0, "progress": False, "tensorboard": False}  # checkpoints: step_N.npz
 
 
 def lean_config(**fields) -> TrainConfig:
     """A TrainConfig for the lean PPO: `nertz train`'s defaults for every field it reads
-    (USED), with the parts it does not do switched off (OFF); TrainConfig's checks apply."""
+    (USED), with the parts it does not do and the warm start switched off (OFF; give bc_rows
+    for a warm start); TrainConfig's checks apply."""
     return TrainConfig(**{**OFF, **fields})
 
 
@@ -356,6 +363,23 @@ class Books:
             self.log.bar = None
 
 
+def lean_warm_start(learner: Learner, cfg: TrainConfig, log) -> dict:
+    """The imitation warm start (imitation.py warm_start, as SB3's run does it) into the
+    learner's actor and critic: the teacher's positions under the learner's masks (its
+    constraint), partner='self' played by the actor; writes OUT/bc.json."""
+    from types import SimpleNamespace
+
+    from .imitation import LeanPolicy, warm_start
+    from .run import LogAboveBar
+    log(f"imitation warm start: collecting {cfg.bc_rows:,} positions of {cfg.teacher}, "
+        f"then {cfg.bc_epochs} epoch(s) of behaviour cloning...")
+    Path(cfg.out).mkdir(parents=True, exist_ok=True)      # train() alone: no run folder yet
+    partner = SelfPartner(learner.actor, learner.masks) if cfg.partner == "self" else None
+    return warm_start(SimpleNamespace(policy=LeanPolicy(learner.actor, learner.critic)), cfg,
+                      Path(cfg.out), LogAboveBar(log),
+                      masks=learner.masks if cfg.constraint else None, self_agent=partner)
+
+
 def train(args: TrainConfig, log=print, on_rollout=None, max_grad_norm: float = 0.5,
           log_every: int = 0, sparse: bool = True, begin=None) -> Path:
     """One run of a TrainConfig (module docstring; its USED fields); returns the path of the
@@ -375,6 +399,8 @@ def train(args: TrainConfig, log=print, on_rollout=None, max_grad_norm: float = 
     torch.set_num_threads(cfg.torch_threads)
     rng = np.random.default_rng(cfg.seed)
     learner = make_learner(cfg, sparse, begin, log)
+    if cfg.bc_rows and not cfg.init:
+        lean_warm_start(learner, cfg, log)
     buf = rollout_storage(cfg, learner)
     books = Books(cfg, learner, log, log_every)
     step = 0

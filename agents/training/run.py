@@ -1,7 +1,7 @@
-"""A training run: `train(cfg)` and the SB3 callbacks it runs (the library behind `nertz train`;
-needs the `[train]` extra).
+"""A training run: `train(cfg)` and the SB3 callbacks it runs (the library behind `nertz train
+--learner sb3`; needs the `[train]` extra).
 
-    cfg = TrainConfig(out="runs/t1", timesteps=2_000_000, teams=2)
+    cfg = TrainConfig(out="runs/t1", learner="sb3", timesteps=2_000_000, teams=2)
     model = train(cfg)                       # imitation warm start, then MaskablePPO
 
 What a run does, in order:

@@ -113,15 +113,14 @@ def test_every_format_plays_its_rules_with_the_learner_at_its_seat():
 
 def test_bad_combinations_are_refused():
     with pytest.raises(ValueError, match="lean PPO only"):
-        TrainConfig(formats="rulebook", bc_rows=0)
+        TrainConfig(learner="sb3", formats="rulebook", bc_rows=0)
     with pytest.raises(ValueError, match="lean PPO only"):
-        TrainConfig(init=f"{MODELS}/learned_2teams.npz", bc_rows=0)
+        TrainConfig(learner="sb3", init=f"{MODELS}/learned_2teams.npz", bc_rows=0)
     with pytest.raises(ValueError, match="shift_cost: the lean PPO only"):
-        TrainConfig(shift_cost=0.1, bc_rows=0)
+        TrainConfig(learner="sb3", shift_cost=0.1, bc_rows=0)
     with pytest.raises(ValueError, match="shift_cost"):
         lean_config(shift_cost=-1.0)
-    with pytest.raises(ValueError, match="bc_rows"):
-        TrainConfig(learner="lean", bc_rows=1000)         # the warm start is SB3's
+    assert TrainConfig(formats="rulebook").learner == "lean"     # the default learner
     with pytest.raises(ValueError, match="teams=3 and formats"):
         lean_config(formats="rulebook", teams=3)
     with pytest.raises(ValueError, match="num_envs=8 must be >= the number of formats"):
@@ -167,12 +166,12 @@ def test_nertz_train_learner_lean(tmp_path, capsys):
                  "--timesteps", "64", "--num-envs", "8", "--n-steps", "8", "--batch-size",
                  "64", "--net-arch", "16", "--max-ticks", "100", "--no-progress"]) == 0
     text = capsys.readouterr().out
-    assert "learner=lean" in text and "play it: nertz tournament --agents" in text
-    assert (out / "final.npz").is_file()
+    assert "bc_rows=0" in text and "play it: nertz tournament --agents" in text
+    assert (out / "final.npz").is_file() and not (out / "bc.json").exists()
     assert json.loads((out / "config.json").read_text())["config"]["learner"] == "lean"
-    assert main(["train", "--learner", "lean", "--bc-rows", "1000",
+    assert main(["train", "--learner", "lean", "--bc-rows", "10", "--num-envs", "8",
                  "--out", str(tmp_path / "h")]) == 2
-    assert "bc_rows" in capsys.readouterr().err and not (tmp_path / "h").exists()
+    assert "--bc-rows" in capsys.readouterr().err and not (tmp_path / "h").exists()
 
 
 def test_the_train_help_names_every_preset():

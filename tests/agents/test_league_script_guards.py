@@ -444,8 +444,8 @@ def test_argparse_errors_are_one_line(module, capsys):
 
 
 # ------------------------------------------------------------------ ppo_league: nertz train's rules
-PPO_TINY = ["--bc-rows", "0", "--eval-every", "0", "--checkpoint-every", "0", "--num-envs", "1",
-            "--n-steps", "8", "--batch-size", "8", "--final-deals", "2", "--no-tensorboard",
+PPO_TINY = ["--learner", "sb3", "--bc-rows", "0", "--eval-every", "0", "--checkpoint-every", "0",
+            "--num-envs", "1", "--n-steps", "8", "--batch-size", "8", "--final-deals", "2", "--no-tensorboard",
             "--no-progress", "--teams", "2", "--torch-threads", "1"]
 
 

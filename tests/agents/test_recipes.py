@@ -23,8 +23,8 @@ DOCUMENTED = {
     "stacking": ("benchmarks/results/generalist4_selection.md",
                  "nertz train --learner lean --n-epochs 4 --bc-rows 0 --formats "
                  "rulebook-weighted "),
-    "teams2": ("docs/models.md", "nertz train --out runs/learned2 "),
-    "teams4": ("docs/models.md", "nertz train --out runs/learned4 "),
+    "teams2": ("docs/models.md", "nertz train --learner sb3 --out runs/learned2 "),
+    "teams4": ("docs/models.md", "nertz train --learner sb3 --out runs/learned4 "),
 }
 
 

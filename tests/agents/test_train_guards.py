@@ -28,10 +28,10 @@ from agents.training.folder import naming, plain
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
-TINY_ARGS = ["--num-envs", "8", "--n-steps", "16", "--batch-size", "64", "--bc-rows", "0",
+TINY_ARGS = ["--learner", "sb3", "--num-envs", "8", "--n-steps", "16", "--batch-size", "64", "--bc-rows", "0",
              "--max-ticks", "150", "--net-arch", "32,32", "--n-epochs", "1",
              "--eval-every", "0", "--no-tensorboard", "--no-progress", "--torch-threads", "1"]
-LEAN_ARGS = ["--learner", "lean", "--num-envs", "8", "--n-steps", "16", "--batch-size", "64",
+LEAN_ARGS = ["--learner", "lean", "--bc-rows", "0", "--num-envs", "8", "--n-steps", "16", "--batch-size", "64",
              "--max-ticks", "150", "--net-arch", "32,32", "--no-progress",
              "--torch-threads", "1", "--timesteps", "128"]
 
@@ -258,7 +258,7 @@ def test_a_lean_network_the_safe_format_cannot_hold_is_refused_before_training(t
     for arch in ([16] * (MAX_LAYERS + 1), [MAX_WIDTH + 1]):
         with pytest.raises(ValueError, match="net_arch.*safe model format"):
             TrainConfig(learner="lean", net_arch=arch)
-    TrainConfig(net_arch=[16] * (MAX_LAYERS + 1))           # SB3's zips hold any depth
+    TrainConfig(learner="sb3", net_arch=[16] * (MAX_LAYERS + 1))   # SB3 zips: any depth
     out = tmp_path / "deep"
     argv = [a if a != "32,32" else ",".join(["8"] * (MAX_LAYERS + 1)) for a in LEAN_ARGS]
     assert nertz_main(["train", *argv, "--out", str(out)]) == 2
@@ -266,19 +266,34 @@ def test_a_lean_network_the_safe_format_cannot_hold_is_refused_before_training(t
 
 
 def test_the_lean_learner_runs_on_its_own_defaults(tmp_path, capsys):
-    cfg = TrainConfig(learner="lean")
-    assert cfg.bc_rows == 0 and TrainConfig().bc_rows == 200_000
+    cfg = TrainConfig()
+    assert cfg.learner == "lean" and cfg.bc_rows == 200_000
+    assert TrainConfig(learner="sb3").bc_rows == 200_000
     out = tmp_path / "lean"
     argv = [a for a in LEAN_ARGS]
     assert nertz_main(["train", *argv, "--out", str(out)]) == 0, capsys.readouterr().err
-    assert (out / "final.npz").is_file()
-    with pytest.raises(ValueError, match="leave bc_rows out or give 0"):
-        TrainConfig(learner="lean", bc_rows=1000)
+    assert (out / "final.npz").is_file() and not (out / "bc.json").exists()
     with pytest.raises(ValueError) as err:
         TrainConfig(learner="lean", resume="x/checkpoints/step_1.zip")
     assert "resume=0" not in str(err.value) and "does not resume" in str(err.value)
-    text = " ".join(train_cli.default_text("bc_rows", None).split())
-    assert text == "0 with --learner lean, 200000 with sb3"
+    assert train_cli.default_text("bc_rows", 200_000) == "200000"
+
+
+def test_a_warm_start_option_with_init_is_refused_by_its_flag(tmp_path, capsys):
+    """A run from --init does no warm start: --bc-rows above 0 (or a warm-start option) with it
+    is refused naming the flag; --bc-rows 0 is not."""
+    from pathlib import Path
+    model = str(Path(__file__).resolve().parents[2] / "agents/learned/models/learned_2teams.npz")
+    for extra in (["--bc-rows", "1000"], ["--bc-epochs", "2"]):
+        out = tmp_path / "r"
+        argv = ["train", "--init", model, *extra, "--out", str(out), "--timesteps", "16"]
+        assert nertz_main(argv) == 2
+        err = capsys.readouterr().err
+        assert extra[0] in err and "--init" in err and not out.exists()
+    cfg = train_cli.config_from_args(train_cli.add_parser(
+        __import__("argparse").ArgumentParser().add_subparsers()).parse_args(
+        ["--init", model, "--bc-rows", "0"]))
+    assert cfg.bc_rows == 0
 
 
 # ---------------------------------------------------------------------------- 5. fields read back

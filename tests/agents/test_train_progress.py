@@ -219,8 +219,8 @@ def test_the_warm_start_is_announced_before_it_runs(tmp_path):
 
 def test_cli_run_prints_what_changed_and_where_the_files_are(tmp_path, capsys):
     out = tmp_path / "run"
-    assert nertz_main(["train", "--out", str(out), "--timesteps", "200", "--num-envs", "8",
-                       "--n-steps", "16", "--batch-size", "64", "--bc-rows", "0",
+    assert nertz_main(["train", "--learner", "sb3", "--out", str(out), "--timesteps", "200",
+                       "--num-envs", "8", "--n-steps", "16", "--batch-size", "64", "--bc-rows", "0",
                        "--max-ticks", "150", "--net-arch", "32,32", "--checkpoint-every", "0",
                        "--eval-every", "0", "--no-tensorboard", "--no-progress"]) == 0
     lines = capsys.readouterr().out.splitlines()
@@ -244,7 +244,7 @@ def test_help_says_what_a_new_user_needs(capsys):
     flat = " ".join(text.split())                                # argparse wraps lines
     assert "FIXED_ON_RESUME" not in text and "a resumed run keeps teams, max_ticks" in flat
     assert "{relative,score}" in text and "{cpu,cuda,auto}" in text
-    described = text[text.index("Train a MaskablePPO"):text.index("options:")]
+    described = text[text.index("Train a PPO agent"):text.index("options:")]
     assert max(len(line) for line in described.splitlines()) <= 100
     # the resume example names a checkpoint a 2M-step run at the defaults does write
     cfg = TrainConfig()
@@ -317,9 +317,9 @@ def test_an_option_with_what_it_needs_is_taken(argv):
 
 def test_a_resumed_run_refuses_warm_start_options():
     """A resumed run does no warm start: its options are refused, not silently dropped."""
-    cfg = TrainConfig(resume="runs/t2/checkpoints/step_128.zip")
+    cfg = TrainConfig(learner="sb3", resume="runs/t2/checkpoints/step_128.zip")
     for name in ("bc_epochs", "teacher", "bc_rows"):
         with pytest.raises(ValueError, match=f"^--{name.replace('_', '-')} means something "
-                                             "only with .*a resumed run does no warm start"):
+                                             "only with .*a resumed run or one from a model does no warm start"):
             check_given(cfg, [name], train_cli._flag)
     check_given(cfg, ["eval_deals", "learning_rate"], train_cli._flag)

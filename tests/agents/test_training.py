@@ -269,13 +269,16 @@ def test_the_learners_own_defaults_and_explicit_values(tmp_path, monkeypatch):
 
     def cfg(*argv):
         return train_cli.config_from_args(ap.parse_args(["train", "--out", str(tmp_path), *argv]))
-    lean, sb3 = cfg("--learner", "lean", "--bc-rows", "0"), cfg()
+    lean, sb3 = cfg("--learner", "lean", "--bc-rows", "0"), cfg("--learner", "sb3")
     assert (lean.n_epochs, lean.torch_threads) == (2, 2)
     assert (sb3.n_epochs, sb3.torch_threads) == (4, 1)
+    default = cfg()                            # no --learner: the lean PPO with a warm start
+    assert (default.learner, default.bc_rows, default.n_epochs) == ("lean", 200_000, 2)
     kept = cfg("--learner", "lean", "--bc-rows", "0", "--n-epochs", "4", "--torch-threads", "1")
     assert (kept.n_epochs, kept.torch_threads) == (4, 1)
     line = train_cli.changed_line(lean)
-    assert "learner=lean" in line and "n_epochs" not in line and "torch_threads" not in line
+    assert "bc_rows=0" in line and "n_epochs" not in line and "torch_threads" not in line
+    assert "learner=sb3" in train_cli.changed_line(sb3)
     assert "n_epochs=4" in train_cli.changed_line(kept)
     monkeypatch.setattr("os.sched_getaffinity", lambda pid: {0})
     assert TrainConfig(learner="lean", bc_rows=0).torch_threads == 1
