@@ -40,11 +40,10 @@ from __future__ import annotations
 import itertools
 import math
 import numbers
-import re
 from dataclasses import dataclass, field
 
 from nertz_env.config import RULE_FIELDS, RulesConfig
-from nertz_env.files import MAX_JSON_DEPTH, read_capped
+from nertz_env.files.spec_toml import read_toml, toml_depth  # noqa: F401 (toml_depth: tests)
 
 from ..specs import split_lineup
 from .limits import (MAX_CELLS, MAX_GRID, MAX_LABEL, MAX_SPEC_BYTES, brief, check_int,
@@ -324,49 +323,9 @@ class ExperimentSpec:
         return {k: getattr(self, k) for k in SPEC_KEYS}
 
 
-_TOML_TOKEN = re.compile(r'"""(?:\\.|[^\\])*?"""|\'\'\'.*?\'\'\'|"(?:\\.|[^"\\\n])*"'
-                         r"|'[^'\n]*'|#[^\n]*|[\[\]{}]", re.S)
-
-
-def toml_depth(text: str) -> int:
-    """How deeply arrays and inline tables nest in TOML `text`: the most [ and { open at
-    once, outside strings and comments (tomllib recurses once per level, so a file of 100,000
-    brackets would end in a RecursionError, read before it parses)."""
-    depth = most = 0
-    for tok in _TOML_TOKEN.finditer(text):
-        c = tok.group()
-        if c in "[{":
-            depth += 1
-            most = max(most, depth)
-        elif c in "]}":
-            depth -= 1
-    return most
-
-
 def load_spec(path, **overrides) -> ExperimentSpec:
     """An ExperimentSpec from a TOML file; keyword arguments (not None) replace its keys."""
-    try:
-        import tomllib
-    except ModuleNotFoundError:  # pragma: no cover - Python 3.10
-        import tomli as tomllib
-    where = f"experiment spec {str(path)!r}"
-    try:
-        text = read_capped(path, MAX_SPEC_BYTES, "experiment spec").decode()
-        depth = toml_depth(text)
-        if depth > MAX_JSON_DEPTH:
-            raise ValueError(f"{where}: nested too deep ({depth} levels of [ and {{); at most "
-                             f"{MAX_JSON_DEPTH} are read")
-        data = tomllib.loads(text)
-    except RecursionError:          # toml_depth's count is the guard; this is its backstop
-        raise ValueError(f"{where}: nested too deep; at most {MAX_JSON_DEPTH} levels are "
-                         "read") from None
-    except UnicodeDecodeError:
-        raise ValueError(f"experiment spec {str(path)!r}: not UTF-8 text") from None
-    except OSError as err:
-        raise ValueError(f"experiment spec {str(path)!r}: cannot read it "
-                         f"({err.strerror or err})") from None
-    except tomllib.TOMLDecodeError as err:
-        raise ValueError(f"experiment spec {str(path)!r}: not valid TOML ({err})") from None
+    data = read_toml(path, "experiment spec", MAX_SPEC_BYTES)
     data.update({k: v for k, v in overrides.items() if v is not None})
     return spec_from_dict(data, where=f"experiment spec {str(path)!r}")
 

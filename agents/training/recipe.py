@@ -108,31 +108,10 @@ def read_recipe_toml(path) -> dict:
     """The parsed TOML of the recipe file `path`, read as experiment specs are: capped at
     their size, its nesting counted before tomllib parses it (64 levels, as the JSON
     readers); ValueError, one line naming the file, for anything else."""
-    try:
-        import tomllib
-    except ModuleNotFoundError:  # pragma: no cover - Python 3.10
-        import tomli as tomllib
-    from nertz_env.files import MAX_JSON_DEPTH, read_capped
+    from nertz_env.files.spec_toml import read_toml
 
-    from ..arena.experiment_spec import toml_depth
     from ..arena.limits import MAX_SPEC_BYTES
-    where = f"recipe {str(path)!r}"
-    try:
-        text = read_capped(path, MAX_SPEC_BYTES, "recipe").decode()
-        depth = toml_depth(text)
-        if depth > MAX_JSON_DEPTH:
-            raise ValueError(f"{where}: nested too deep ({depth} levels of [ and {{); at most "
-                             f"{MAX_JSON_DEPTH} are read")
-        return tomllib.loads(text)
-    except RecursionError:          # toml_depth's count is the guard; this is its backstop
-        raise ValueError(f"{where}: nested too deep; at most {MAX_JSON_DEPTH} levels are "
-                         "read") from None
-    except UnicodeDecodeError:
-        raise ValueError(f"{where}: not UTF-8 text") from None
-    except OSError as err:
-        raise ValueError(f"{where}: cannot read it ({err.strerror or err})") from None
-    except tomllib.TOMLDecodeError as err:
-        raise ValueError(f"{where}: not valid TOML ({err})") from None
+    return read_toml(path, "recipe", MAX_SPEC_BYTES)
 
 
 def load_recipe(path) -> dict:
