@@ -6,17 +6,20 @@ import copy
 import json
 
 import numpy as np
+import pytest
 
-from agents.cli import main as nertz_main
-from agents.learned.weights import load_weights
-from agents.training.imitation import (
+pytest.importorskip("torch")
+
+from agents.cli import main as nertz_main  # noqa: E402
+from agents.learned.weights import load_weights  # noqa: E402
+from agents.training.imitation import (  # noqa: E402
     LeanPolicy,
     Teacher,
     collect_teacher_data,
     imitation_accuracy,
 )
-from agents.training.league import make_env
-from agents.training.lean_ppo import lean_config, lean_warm_start, make_learner, train
+from agents.training.league import make_env  # noqa: E402
+from agents.training.lean_ppo import lean_config, lean_warm_start, make_learner, train  # noqa: E402
 
 SMALL = ["--num-envs", "8", "--n-steps", "16", "--batch-size", "64", "--max-ticks", "150",
          "--net-arch", "32,32", "--no-progress", "--torch-threads", "1"]
