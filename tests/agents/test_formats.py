@@ -138,7 +138,8 @@ def test_start_from_copies_a_saved_models_weights():
     for source in ("npz", "zip"):               # the npz is the zip's actor, exported
         actor, critic = networks(cfg, OBS_DIM, N_ACTIONS)
         fresh = [p.detach().clone() for p in critic.parameters()]
-        start_from(actor, critic, f"{MODELS}/learned_2teams.{source}")
+        folder = "train/models" if source == "zip" else MODELS   # the SB3 original: train/
+        start_from(actor, critic, f"{folder}/learned_2teams.{source}")
         lin = [m for m in actor if hasattr(m, "weight")]
         assert np.array_equal(lin[0].weight.detach().numpy(), arrays["hidden0_weight"])
         assert np.array_equal(lin[-1].bias.detach().numpy(), arrays["action_bias"])

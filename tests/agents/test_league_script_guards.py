@@ -27,7 +27,7 @@ from train import population_league as pl  # noqa: E402
 TINY = {"num_envs": 8, "n_steps": 16, "batch_size": 64, "n_epochs": 1, "max_ticks": 100,
         "torch_threads": 1}
 WIDE = "agents/learned/models/learned.npz"                         # 128 x 128, no critic
-ZIP = "agents/learned/models/learned_4teams.zip"                   # an SB3 zip
+ZIP = "train/models/learned_4teams.zip"                   # an SB3 zip
 LONG = 10_000_000                                                  # steps no test waits for
 
 

@@ -25,6 +25,8 @@ from agents.registry import MODELS_DIR
 from nertz_env.files.bounded import json_depth
 from tests.agents.test_shipped_models import tiny_meta, tiny_model
 
+SB3_DIR = MODELS_DIR.parents[2] / "train" / "models"     # the SB3 originals (not shipped)
+
 
 # ------------------------------------------------------------------ 1. json_depth is linear
 def test_json_depth_counts_brackets_outside_strings_only():
@@ -61,7 +63,7 @@ def test_json_depth_answers_a_hostile_megabyte_at_once(expr):
 # ------------------------------------------------------------- 2-4. SB3 zips: data checked
 def sb3_copy(tmp_path, name="m.zip", **changes) -> "Path":
     """A copy of the shipped 2-team SB3 zip with its data's fields changed."""
-    src = MODELS_DIR / "learned_2teams.zip"
+    src = SB3_DIR / "learned_2teams.zip"
     out = tmp_path / name
     with zipfile.ZipFile(src) as zin, zipfile.ZipFile(out, "w") as zout:
         for info in zin.infolist():
@@ -103,7 +105,7 @@ def test_an_sb3_network_is_bounded_before_it_is_built(tmp_path, monkeypatch, arc
 
 
 def test_the_shipped_zip_declares_a_network_within_bounds():
-    data = sb3_zip.read_data(MODELS_DIR / "learned_2teams.zip")
+    data = sb3_zip.read_data(SB3_DIR / "learned_2teams.zip")
     assert 0 < sb3_zip.check_data(data, "m") < MAX_PARAMS
 
 
@@ -266,7 +268,7 @@ def test_an_oversized_family_file_is_named_once(tmp_path):
 
 def test_the_writer_given_an_sb3_zip_says_to_export_it(tmp_path):
     z = tmp_path / "ok.zip"
-    shutil.copy(MODELS_DIR / "learned_2teams.zip", z)
+    shutil.copy(SB3_DIR / "learned_2teams.zip", z)
     with pytest.raises(ValueError, match=r"is an SB3 zip.*nertz export"):
         write_family(tmp_path / "out", [("a", z, {})])
     assert not (tmp_path / "out").exists()

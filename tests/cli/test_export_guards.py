@@ -28,6 +28,7 @@ from test_cli_errors import assert_one_line_error, run_cli
 
 ROOT = Path(__file__).resolve().parents[2]
 MODELS = ROOT / "agents" / "learned" / "models"
+SB3 = ROOT / "train" / "models"          # the SB3 originals of the per-table models
 
 
 def tiny_model(path, constraint=None, seed=0):
@@ -175,7 +176,7 @@ def test_good_run_info_gives_the_table(tmp_path):
     pytest.importorskip("sb3_contrib")
     run = tmp_path / "run"
     run.mkdir()
-    shutil.copy(MODELS / "learned_2teams.zip", run / "step_1.zip")
+    shutil.copy(SB3 / "learned_2teams.zip", run / "step_1.zip")
     (run / "step_1.json").write_text('{"rules": {"num_teams": 2, "team_sizes": [2, 2], '
                                      '"num_seats": 4}, "other": null}')
     assert main(["export", str(run / "step_1.zip"), str(tmp_path / "o")]) == 0
@@ -231,7 +232,7 @@ def test_a_loaders_terminal_escape_codes_are_stripped(tmp_path):
     import torch
     buf = io.BytesIO()
     torch.save({"x": datetime.date(2020, 1, 1)}, buf)
-    src = zipfile.ZipFile(MODELS / "learned_2teams.zip")
+    src = zipfile.ZipFile(SB3 / "learned_2teams.zip")
     with zipfile.ZipFile(tmp_path / "bad.zip", "w") as z:
         for n in src.namelist():
             z.writestr(n, buf.getvalue() if n == "policy.pth" else src.read(n))
@@ -495,7 +496,7 @@ def test_the_docs_command_remakes_the_shipped_files_byte_for_byte(tmp_path, monk
     monkeypatch.chdir(tmp_path)
     name = f"learned_{teams}teams"
     for ext in (".zip", ".npz", ".json"):
-        shutil.copy(MODELS / f"{name}{ext}", tmp_path / f"{name}{ext}")
+        shutil.copy((SB3 if ext == ".zip" else MODELS) / f"{name}{ext}", tmp_path / f"{name}{ext}")
     argv = ["export", f"{name}.zip", name, "--teams", str(teams)]
     refused(argv, tmp_path, f"{name}.npz exists", "--overwrite")
     assert main(argv + ["--overwrite"]) == 0
