@@ -7,7 +7,7 @@ keep improving where one learner against bots and its own snapshots stopped?
 
 Leg k = 1 .. legs, for every main M of the population (--start NAME=MODEL, two or more):
 M_k continues M_{k-1} (M_0: its start, actor and critic) for --steps of the generalist recipe
-(train/exploiter_league.py RECIPE: the rulebook's formats, 2 PPO epochs) against the bots and
+(train/common.py RECIPE: the rulebook's formats, 2 PPO epochs) against the bots and
 every *other* main's M'_{k-1}, each a `ppo:PATH` at every other seat, drawn per table. So each
 main meets the others as they were one leg ago: the population moves together, leg by leg
 (PSRO's mains, AlphaStar's league without exploiters). Each main keeps its own network width
@@ -39,7 +39,7 @@ made is an error (exit 1), before any leg.
 Judgement (at 2 solo teams, fresh duplicate deals, the deal the unit of each interval): each
 main's last model against its start, the mains' last models against each other and their
 starts against each other; each with the share of positions where the second plays the
-first's move (train/exploiter_league.py `agreement`). OUT/judgement.json and a table.
+first's move (train/common.py `agreement`). OUT/judgement.json and a table.
 Needs the [train] extra: `pip install -e ".[train]"` (with the CPU build of torch).
 """
 from __future__ import annotations
@@ -56,11 +56,10 @@ import time
 from pathlib import Path
 
 from agents.arena.limits import check_int
-from nertz_env.files import write_json
-from train.common import (ScriptParser, check_leg_configs, check_out_path, check_record,
-                          make_out, record, undo_out)
-from train.common import count as count_arg, line, seed as seed_arg
-from train.exploiter_league import BOTS, RECIPE, agreement, head_to_head, leg
+from train.common import (BOTS, RECIPE, ScriptParser, check_leg_configs, check_legs,
+                          check_main, check_record, exit_status, head_to_head, leg, make_out,
+                          record, report, undo_out, with_agreement)
+from train.common import count as count_arg, seed as seed_arg
 
 PROG = "python -m train.population_league"
 MAX_MAINS, MAX_LEGS, MAX_STEPS = 8, 100, 1_000_000_000
@@ -209,76 +208,21 @@ def judge(chain: dict, deals: int, seed: int) -> list:
                      **head_to_head(chain[x][-1], chain[y][-1], deals, seed + 50 + j)})
         rows.append({"match": f"{x}'s start vs {y}'s start",
                      **head_to_head(chain[x][0], chain[y][0], deals, seed + 80 + j)})
-    for r in rows:
-        r["agreement"] = {t: agreement(r["a"], r["b"], t, seed + t) for t in (2, 4)}
-    return rows
+    return with_agreement(rows, seed)
 
 
 # ------------------------------------------------------------------ checks before any work
-
-
-def check_model(path: str, where: str, final: bool = False) -> list:
-    """A main's model read by the safe-format loader (every weight finite, sizes this game's,
-    the lean PPO's tanh layers) and its critic where one lies beside it; its hidden widths.
-    ValueError naming `where`."""
-    from agents.learned.sb3_zip import check_sizes
-    from agents.learned.weights import is_weights, load_weights
-    from agents.training.lean_ppo import critic_path
-    if not is_weights(path):
-        raise ValueError(f"{where}: a main starts from a model in the safe format (NAME.npz "
-                         "with NAME.json beside it), not an SB3 zip; `nertz export ZIP OUT` "
-                         "writes one")
-    try:
-        meta, _ = load_weights(path)
-        check_sizes(meta["observation_size"], meta["action_size"], f"model {path!r}")
-        arch = meta["architecture"]
-        if arch["activation"] != "tanh":
-            raise ValueError(f"model {path!r} has {arch['activation']} layers; the lean PPO "
-                             "continues tanh networks only")
-        crit = critic_path(path)
-        if crit.is_file() and crit.with_suffix(".json").is_file():   # what lean_ppo reads
-            cmeta, _ = load_weights(crit)
-            if (cmeta["architecture"]["hidden"] != arch["hidden"]
-                    or cmeta["observation_size"] != meta["observation_size"]
-                    or cmeta["action_size"] != 1):
-                raise ValueError(f"critic {str(crit)!r} does not fit its actor (hidden "
-                                 f"{cmeta['architecture']['hidden']}, {arch['hidden']} "
-                                 "wanted, one output)")
-    except ValueError as err:
-        raise ValueError(f"{where}: {err}") from None
-    return list(arch["hidden"])
 
 
 def check_out(out: Path, rounds: list) -> None:
     """--out: new, empty, or this population's folder (finished legs, each readable, kept and
     skipped; a leg after an unfinished one, a stopped leg, a judgement.json or anything else
     refused)."""
-    check_out_path(out)
     legs = [f for rnd in rounds for _, f, *_ in rnd]
-    if out.is_dir():
-        names = sorted(p.name for p in out.iterdir() if p.name != "league.json")
-        if "judgement.json" in names:
-            raise ValueError(f"--out {str(out)!r} holds a judged population (judgement.json): "
-                             "give another folder (or delete judgement.json to judge again)")
-        extra = sorted(set(names) - {f.name for f in legs})
-        if extra:
-            raise ValueError(f"--out {str(out)!r} holds {extra[0]!r}, which is not a leg of "
-                             f"this population ({legs[0].name} .. {legs[-1].name}): give a new "
-                             "or empty folder, or this population's own to continue it")
-    for rnd_k, rnd in enumerate(rounds):
-        for i, (name, f, *_) in enumerate(rnd):
-            if not f.exists():
-                continue
-            if not f.is_dir():
-                raise ValueError(f"--out: {str(f)!r} is not a folder")
-            if (f / "final.npz").exists():
-                if rnd_k and not (rounds[rnd_k - 1][i][1] / "final.npz").exists():
-                    raise ValueError(f"{str(f)!r} is a finished leg after an unfinished one "
-                                     f"({rounds[rnd_k - 1][i][1].name}): delete it")
-                check_model(str(f / "final.npz"), f"finished leg {str(f)!r}")
-            elif any(f.iterdir()):
-                raise ValueError(f"{f} holds a stopped leg (files, no final.npz): delete that "
-                                 "folder to run the leg again")
+    before = {f: [prev[i][1]] for prev, rnd in zip(rounds, rounds[1:])
+              for i, (_, f, *_) in enumerate(rnd)}          # the same main, one leg earlier
+    check_legs(out, legs, "population", f"{legs[0].name} .. {legs[-1].name}",
+               lambda f: before.get(f, []), check_main)
 
 
 def league_record(a, starts: dict) -> dict:
@@ -316,7 +260,7 @@ def check_args(a, recipe: dict) -> dict:
     check_int("deals", a.deals, "--deals")
     seed_arg("--seed", a.seed, 10 * len(starts) + a.legs)
     seed_arg("--judge-seed", a.judge_seed, 99)
-    widths = {n: check_model(p, f"--start {n}={p}") for n, p in starts.items()}
+    widths = {n: check_main(p, f"--start {n}={p}") for n, p in starts.items()}
     rounds = plan(Path(a.out), starts, a.legs, a.steps, a.seed)
     check_out(Path(a.out), rounds)
     check_record(Path(a.out), league_record(a, starts), "population")
@@ -373,33 +317,15 @@ def main(argv=None) -> int:
         trained = time.perf_counter() - t0
         print(f"legs trained in {trained:,.0f} s; judging on {a.deals:,} deals per match")
         rows = judge(chain, a.deals, a.judge_seed)
-        print("| match (2 solo teams) | deals | points per hand, first minus second (95% CI) | "
-              "same move, 2 / 4 teams |")
-        print("|---|---|---|---|")
-        for r in rows:
-            print(f"| {r['match']} | {r['deals']:,} | {r['diff']:+.2f} "
-                  f"[{r['ci_low']:+.2f}, {r['ci_high']:+.2f}] | {r['agreement'][2]:.4f} / "
-                  f"{r['agreement'][4]:.4f} |")
-        cmd = f"{PROG} " + " ".join(argv if argv is not None else sys.argv[1:])
-        write_json(out / "judgement.json", {"command": cmd, "train_seconds": trained,
-                                            "seconds": time.perf_counter() - t0,
-                                            "chain": chain, "rows": rows})
-        print(f"wrote {out / 'judgement.json'}")
+        report(PROG, argv, out, rows, trained, t0, chain=chain)
         return 0
     except BaseException as err:
         undo_out(out, created, wrote)  # a run that trained nothing leaves no --out behind
-        if isinstance(err, (ValueError, LegFailed)):
-            print(f"{PROG}: error: {line(err)}", file=sys.stderr)
-            return 2 if isinstance(err, ValueError) else 1
-        if isinstance(err, OSError):
-            where = err.filename if err.filename is not None else "a file"
-            print(f"{PROG}: error: {where}: {line(err.strerror or err)}", file=sys.stderr)
-            return 1
-        if isinstance(err, KeyboardInterrupt):
-            print(f"{PROG}: interrupted (any child stopped; finished legs are kept and skipped "
-                  "when the command runs again)", file=sys.stderr)
-            return 130
-        raise
+        code = exit_status(err, PROG, "any child stopped; finished legs are kept and skipped "
+                           "when the command runs again", failures=(LegFailed,))
+        if code is None:
+            raise
+        return code
 
 
 if __name__ == "__main__":

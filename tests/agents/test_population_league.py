@@ -12,7 +12,7 @@ pytest.importorskip("stable_baselines3")
 
 from agents.training.lean_ppo import lean_config, train_run  # noqa: E402
 from train import population_league as pl  # noqa: E402
-from train.exploiter_league import BOTS  # noqa: E402
+from train.common import BOTS  # noqa: E402
 
 TINY = {"num_envs": 8, "n_steps": 16, "batch_size": 64, "n_epochs": 1, "max_ticks": 100,
         "torch_threads": 1}
