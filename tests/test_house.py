@@ -7,6 +7,14 @@ change that breaks the layout fails here whatever the files are called:
 - no import cycle between the project's modules (a module importing its own package's
   `__init__` is not an edge: Python loads parents first);
 - no module over MAX_LINES lines, at most MAX_TOP modules directly in `nertz_env/` or `agents/`;
+- the whole house, scripts included, imports down only (FLOORS): `agents` imports `nertz_env`,
+  `train/` and `benchmarks/` import both, and nothing imports a script folder but itself; a
+  script imports no other script of its folder, only the folder's shared module (SHARED:
+  `train/common.py`); no arrow between two units of one package runs back up, even within
+  a layer; the scripts keep to MAX_LINES too, at most MAX_SCRIPTS in each folder;
+- the learning layer rises one way inside `agents` (LEARNING): the models that play
+  (`learned`) under the arena, training, judging and the CLI, in that order, package level
+  only (the modules inside `agents/training` order themselves);
 - no HTML, CSS or JavaScript inside Python strings: they live in `nertz_env/web/`, which is
   shipped as package data (every file there matches pyproject's globs, every glob a file);
 - the action numbering is spelled out once (`nertz_env/core/codec.py`);
@@ -37,17 +45,33 @@ LAYERS = {
                   "nertz_v0": 6, "__init__": 7},
     "agents": {"base": 0, "specs": 0, "python_policies": 1, "bots": 1, "constraints": 1,
                "learned": 2,
-               "registry": 3, "stats": 0, "arena": 4, "training": 5, "human": 5, "cli": 6,
-               "__init__": 4, "__main__": 7},
+               "registry": 3, "stats": 0, "arena": 4, "training": 5, "human": 5,
+               "judging": 6, "cli": 7, "__init__": 4, "__main__": 8},
 }
 
+SCRIPTS = ("train", "benchmarks")     # scripts on top of the library, run from the checkout
+HOUSE = PACKAGES + SCRIPTS
+# What each part of the house may import besides itself: what lies under it, never beside it.
+FLOORS = {"nertz_env": (), "agents": ("nertz_env",), "train": ("nertz_env", "agents"),
+          "benchmarks": ("nertz_env", "agents")}
+# A script folder's one shared module: its scripts may import it (it imports none of them),
+# never each other (train/common.py holds what the league scripts share).
+SHARED = {"train": "train.common", "benchmarks": "benchmarks.common"}
+MAX_SCRIPTS = 16                      # scripts directly in train/ or benchmarks/
+TOP_CAPS = {"nertz_env": MAX_TOP, "agents": MAX_TOP, "train": MAX_SCRIPTS,
+            "benchmarks": MAX_SCRIPTS}
+# The learning layer inside agents, bottom up: the models that play, the arena that plays
+# them, training, judging models, the CLI (LAYERS must rise strictly along it).
+LEARNING = ("learned", "arena", "training", "judging", "cli")
 
-def _modules():
-    """{dotted name: path} of every module of both packages."""
+
+def _modules(root: Path = ROOT, packages=PACKAGES):
+    """{dotted name: path} of every module of `packages` under `root` (by default the two
+    packages of the library)."""
     out = {}
-    for pkg in PACKAGES:
-        for path in sorted((ROOT / pkg).rglob("*.py")):
-            parts = list(path.relative_to(ROOT).with_suffix("").parts)
+    for pkg in packages:
+        for path in sorted((root / pkg).rglob("*.py")):
+            parts = list(path.relative_to(root).with_suffix("").parts)
             if parts[-1] == "__init__":
                 parts = parts[:-1]
             out[".".join(parts)] = path
@@ -55,12 +79,14 @@ def _modules():
 
 
 MODULES = _modules()
+HOUSE_MODULES = _modules(ROOT, HOUSE)
 
 
-def _imports(name: str, path: Path):
+def _imports(name: str, path: Path, modules=None):
     """The project modules `name` imports anywhere in its file (module level or inside
     functions), relative imports resolved, `from pkg import submodule` counted as the
-    submodule."""
+    submodule. modules: the module table names resolve against (the whole house)."""
+    modules = HOUSE_MODULES if modules is None else modules
     is_pkg = path.name == "__init__.py"
     here = name.split(".") if is_pkg else name.split(".")[:-1]
     for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
@@ -69,18 +95,23 @@ def _imports(name: str, path: Path):
         elif isinstance(node, ast.ImportFrom):
             base = here[:len(here) - node.level + 1] if node.level else []
             mod = ".".join(base + (node.module.split(".") if node.module else []))
-            targets = [f"{mod}.{a.name}" if f"{mod}.{a.name}" in MODULES else mod
+            targets = [f"{mod}.{a.name}" if f"{mod}.{a.name}" in modules else mod
                        for a in node.names]
         else:
             continue
         for t in targets:
-            while t and t not in MODULES:        # `import a.b.c` of a name inside a.b
+            while t and t not in modules:        # `import a.b.c` of a name inside a.b
                 t = t.rpartition(".")[0]
             if t and t != name and not name.startswith(t + "."):   # not self, not a parent
                 yield t
 
 
-GRAPH = {name: sorted(set(_imports(name, path))) for name, path in MODULES.items()}
+def _graph(modules) -> dict:
+    """{module: the project modules it imports} over a module table."""
+    return {name: sorted(set(_imports(name, path, modules))) for name, path in modules.items()}
+
+
+GRAPH = _graph(HOUSE_MODULES)          # the whole house: the library and the scripts
 
 
 def _layer(name: str):
@@ -108,6 +139,8 @@ def _upward_arrows(graph, layer=_layer):
     subpackages / top-level modules: a unit may import itself freely)."""
     offenders = []
     for n, ts in graph.items():
+        if n.split(".")[0] not in LAYERS:
+            continue                              # scripts: FLOORS and SHARED below
         for t in ts:
             if n.split(".")[0] != t.split(".")[0]:
                 continue                          # across packages: the test above
@@ -207,13 +240,174 @@ def test_cycle_check_sees_a_cycle():
     assert _cycles({"a": ["b"], "b": ["c"], "c": []}) == []
 
 
+# ------------------------------------------------------------------ the house, scripts included
+def _floor_breaks(graph, floors=FLOORS) -> list:
+    """Every import from one part of the house into a part not under it (FLOORS)."""
+    return [f"{n} imports {t}" for n, ts in sorted(graph.items()) for t in ts
+            if t.split(".")[0] != n.split(".")[0]
+            and t.split(".")[0] not in floors[n.split(".")[0]]]
+
+
+def _script_breaks(graph, shared=SHARED) -> list:
+    """Every import between two modules of one script folder but a script's of the folder's
+    shared module (which itself imports none of the folder)."""
+    out = []
+    for n, ts in sorted(graph.items()):
+        pkg = n.split(".")[0]
+        if pkg in shared:
+            out += [f"{n} imports {t}" for t in ts
+                    if t.split(".")[0] == pkg and (t != shared[pkg] or n == shared[pkg])]
+    return out
+
+
+def _learning_breaks(table, order=LEARNING) -> list:
+    """Each pair of neighbours along `order` whose layers in `table` do not rise."""
+    return [f"{lo} (layer {table.get(lo)}) is not below {hi} (layer {table.get(hi)})"
+            for lo, hi in zip(order, order[1:])
+            if lo not in table or hi not in table or not table[lo] < table[hi]]
+
+
+def _too_long(modules, root: Path = ROOT, limit: int = MAX_LINES) -> list:
+    return [f"{p.relative_to(root)} ({n})" for p in modules.values()
+            if (n := len(p.read_text().splitlines())) > limit]
+
+
+def _too_many(root: Path = ROOT, caps=TOP_CAPS) -> list:
+    out = []
+    for folder, cap in caps.items():
+        top = sorted(p.name for p in (root / folder).glob("*.py"))
+        if len(top) > cap:
+            out.append(f"{folder}/ holds {len(top)} modules directly (at most {cap}): {top}")
+    return out
+
+
+def test_the_house_imports_down_only():
+    """nertz_env imports nothing of the house, agents only nertz_env, train/ and benchmarks/
+    only those two: nothing in the library imports a script, no script folder the other."""
+    assert set(FLOORS) == set(HOUSE) == {n.split(".")[0] for n in GRAPH}   # scripts read too
+    offenders = _floor_breaks(GRAPH)
+    assert not offenders, "\n".join(offenders)
+
+
+def test_scripts_import_no_other_script():
+    """A script under train/ or benchmarks/ imports no other script of its folder: what two
+    share lives in the folder's shared module (train/common.py), which imports no script."""
+    assert any(t == "train.common" for ts in GRAPH.values() for t in ts)   # the rule is live
+    offenders = _script_breaks(GRAPH)
+    assert not offenders, "\n".join(offenders)
+
+
+@pytest.mark.parametrize("package", ["agents", "train", "benchmarks"])
+def test_units_of_each_package_import_one_way(package):
+    """As for nertz_env: no two units (subpackages, top-level modules, scripts) of a package
+    import each other, even through others and within one layer."""
+    units = _unit_graph(GRAPH, package)
+    assert units and not _cycles(units), _cycles(units)
+
+
+def test_the_learning_layer_rises():
+    """Inside agents the learning layer points one way: the models that play (learned) under
+    the arena, the arena under training, training under judging, judging under the CLI; so
+    a learned model never imports the arena or training, training never judging. Package
+    level only: the modules inside agents/training order themselves."""
+    assert not _learning_breaks(LAYERS["agents"]), _learning_breaks(LAYERS["agents"])
+
+
+def test_learning_layer_checks_see_arrows_back_up():
+    """Negative control on the real LAYERS table: a learned model importing training, the
+    arena importing training, training importing judging and judging importing the CLI are
+    each flagged (and a learned <-> training pair as a cycle); the downward arrows beside
+    them are not. A table with learned lifted to training's layer, or without judging, is
+    flagged by the order check."""
+    graph = {"agents.learned.ppo": ["agents.training.lean_ppo"],
+             "agents.arena.play": ["agents.learned.ppo", "agents.training.evaluation"],
+             "agents.training.lean_ppo": ["agents.arena.play", "agents.judging.grid",
+                                          "agents.learned.ppo"],
+             "agents.training.evaluation": [],
+             "agents.judging.grid": ["agents.arena.play", "agents.cli.common",
+                                     "agents.training.evaluation"],
+             "agents.cli.common": ["agents.judging.grid", "agents.training.lean_ppo"]}
+
+    def up(n, t):
+        return f"{n} (layer {_layer(n)}) imports {t} (layer {_layer(t)})"
+    assert sorted(_upward_arrows(graph)) == [
+        up("agents.arena.play", "agents.training.evaluation"),
+        up("agents.judging.grid", "agents.cli.common"),
+        up("agents.learned.ppo", "agents.training.lean_ppo"),
+        up("agents.training.lean_ppo", "agents.judging.grid")]
+    assert _cycles(_unit_graph(graph, "agents")) == [[f"agents.{u}" for u in sorted(LEARNING)]]
+    down = {n: [t for t in ts if _layer(t) <= _layer(n)] for n, ts in graph.items()}
+    assert _upward_arrows(down) == [] and _cycles(_unit_graph(down, "agents")) == []
+    table = LAYERS["agents"]
+    assert _learning_breaks({**table, "learned": table["training"]}) == [
+        f"learned (layer {table['training']}) is not below arena (layer {table['arena']})"]
+    no_judging = {k: v for k, v in table.items() if k != "judging"}
+    assert _learning_breaks(no_judging) == [
+        f"training (layer {table['training']}) is not below judging (layer None)",
+        f"judging (layer None) is not below cli (layer {table['cli']})"]
+
+
+def test_house_checks_see_a_planted_tree(tmp_path):
+    """Negative control from source files: a small house written to disk and read as the
+    real one is read. Each planted break is found (a package importing one above it, at
+    module level and inside a function; a script importing another script; a relative import
+    from a learned model up into training, which training imports back; a script over
+    MAX_LINES; a script folder over MAX_SCRIPTS), and nothing else: the downward arrows
+    beside them (a script to train.common, train.common to agents, training to learned and
+    the arena) pass."""
+    files = {
+        "nertz_env/__init__.py": "",
+        "nertz_env/core/__init__.py": "",
+        "nertz_env/core/rules.py": "from agents import base\n",                  # up a floor
+        "agents/__init__.py": "",
+        "agents/base.py": "import nertz_env.core.rules\n",
+        "agents/learned/__init__.py": "",
+        "agents/learned/ppo.py": "from ..training import lean_ppo\n",           # up a layer
+        "agents/training/__init__.py": "",
+        "agents/training/lean_ppo.py": "from agents.learned.ppo import Net\n"
+                                       "from ..arena import play\n",
+        "agents/arena/__init__.py": "",
+        "agents/arena/play.py": "def run():\n    import train.common\n",        # into scripts
+        "train/__init__.py": "",
+        "train/common.py": "from agents.training import lean_ppo\n",
+        "train/league.py": "from train.common import leg\n",
+        "train/population.py": "from train import league\n",                   # a script's
+        "benchmarks/__init__.py": "",
+        "benchmarks/speed.py": "def run():\n    from train.common import leg\n",  # beside
+        "benchmarks/long.py": "x = 1\n" * (MAX_LINES + 1),
+        **{f"benchmarks/b{i}.py": "" for i in range(MAX_SCRIPTS - 2)},
+    }
+    for rel, text in files.items():
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text(text)
+    modules = _modules(tmp_path, HOUSE)
+    graph = _graph(modules)
+    assert _floor_breaks(graph) == ["agents.arena.play imports train.common",
+                                    "benchmarks.speed imports train.common",
+                                    "nertz_env.core.rules imports agents.base"]
+    assert _script_breaks(graph) == ["train.population imports train.league"]
+    assert _upward_arrows(graph) == [
+        f"agents.learned.ppo (layer {_layer('agents.learned')}) imports "
+        f"agents.training.lean_ppo (layer {_layer('agents.training')})"]
+    assert _cycles(_unit_graph(graph, "agents")) == [["agents.learned", "agents.training"]]
+    assert _too_long(modules, tmp_path) == [f"benchmarks/long.py ({MAX_LINES + 1})"]
+    too_many = _too_many(tmp_path)
+    assert len(too_many) == 1 and too_many[0].startswith(
+        f"benchmarks/ holds {MAX_SCRIPTS + 1} modules directly (at most {MAX_SCRIPTS})")
+    (tmp_path / "benchmarks/b0.py").unlink()                   # at the cap: passes
+    (tmp_path / "train/population.py").write_text("from train.common import leg\n")
+    graph = _graph(_modules(tmp_path, HOUSE))
+    assert _too_many(tmp_path) == [] and _script_breaks(graph) == []
+
+
 def test_no_module_is_too_long_and_top_levels_stay_small():
-    long = [f"{p.relative_to(ROOT)} ({n})" for p in MODULES.values()
-            if (n := len(p.read_text().splitlines())) > MAX_LINES]
+    """Every module of the house (the scripts too) under MAX_LINES; at most MAX_TOP modules
+    directly in nertz_env/ and agents/, MAX_SCRIPTS in train/ and benchmarks/."""
+    long = _too_long(HOUSE_MODULES)
     assert not long, f"over {MAX_LINES} lines, split along the job: {long}"
-    for pkg in PACKAGES:
-        top = sorted(p.name for p in (ROOT / pkg).glob("*.py"))
-        assert len(top) <= MAX_TOP, f"{pkg}/ holds {len(top)} modules directly: {top}"
+    assert set(TOP_CAPS) == set(HOUSE)
+    crowded = _too_many()
+    assert not crowded, crowded
 
 
 MAX_FUNCTION_LINES = 100
