@@ -1,10 +1,11 @@
 """The benchmark scripts: their bookkeeping (which slice is paired with which, the figures
 computed from the slices) on made-up rates, and a smoke run of the real section. No speed is
-asserted here (benchmarks/ report what they measure; a unit test never judges it)."""
+asserted here (benchmarks/ report what they measure; a unit test never judges it). The
+judgements of models (grid, learning curve, exploitability) are agents/judging's, tested in
+tests/judging/."""
 from __future__ import annotations
 
 import math
-import pytest
 
 from benchmarks import throughput
 
@@ -59,70 +60,6 @@ def test_parallel_env_section_runs_the_real_envs(capsys):
     assert all(math.isfinite(x) and x > 0 for x in figures), figures
     assert len(result["parallel_env_ratio_iqr"]) == 2
     assert "median of 40 paired slices" in capsys.readouterr().out
-
-
-def test_learning_curve_pairs_each_step_with_its_quarter_and_orients_the_difference(
-        tmp_path, monkeypatch, capsys):
-    """Checkpoints at 1M, 2M, 4M and final at 8M: N=4M meets 1M and N=8M meets 2M; a pair the
-    tournament lists old-first is turned round (N minus N/4)."""
-    import json as _json
-    from types import SimpleNamespace
-
-    from agents.arena import tournament
-    from benchmarks import learning_curve
-    ck = tmp_path / "run" / "checkpoints"
-    ck.mkdir(parents=True)
-    for s in (1_000_000, 2_000_000, 4_000_000):
-        (ck / f"step_{s}.npz").write_bytes(b"")
-    (tmp_path / "run" / "final.npz").write_bytes(b"")
-    (tmp_path / "run" / "final.json").write_text(
-        _json.dumps({"provenance": {"num_timesteps": 8_000_000}}))
-    played = []
-
-    def fake(agents, **kw):
-        new, old = agents[:2]
-        played.append((new, old, kw["teams"], len(agents)))
-        return SimpleNamespace(elapsed_s=1.0, pairs=[
-            {"a": old, "b": new, "diff": -1.5, "ci_low": -2.0, "ci_high": -1.0, "units": 7}])
-    monkeypatch.setattr(tournament, "run_tournament", fake)
-    out = tmp_path / "curve.json"
-    assert learning_curve.main(["--run", str(tmp_path / "run"), "--teams", "2,4",
-                                "--deals", "7", "--out", str(out)]) == 0
-    rows = _json.loads(out.read_text())["rows"]
-    assert [(r["teams"], r["step"], r["quarter_step"]) for r in rows] == [
-        (2, 4_000_000, 1_000_000), (2, 8_000_000, 2_000_000),
-        (4, 4_000_000, 1_000_000), (4, 8_000_000, 2_000_000)]
-    assert all((r["diff"], r["ci_low"], r["ci_high"]) == (1.5, 1.0, 2.0) for r in rows)
-    assert played[1][0].endswith("final.npz") and played[2][3] == 3      # river-builder joins
-    assert "| 2 | 8,000,000 | 2,000,000 | +1.50 [+1.00, +2.00] | 7 |" in capsys.readouterr().out
-    played.clear()                                  # --at: only the N named
-    assert learning_curve.main(["--run", str(tmp_path / "run"), "--at", "8000000"]) == 0
-    assert [(p[0].endswith("final.npz"), p[1].endswith("step_2000000.npz")) for p in played] == [
-        (True, True)]
-    with pytest.raises(ValueError, match="--at \\[3000000\\]: not a checkpoint's step"):
-        learning_curve.main(["--run", str(tmp_path / "run"), "--at", "3000000"])
-
-
-def test_the_grids_held_out_formats_are_not_trained_on():
-    """Every HELD_OUT cell of benchmarks/learned_grid.py is a table the 'rulebook' training
-    preset does not hold (so "held out" means it), and every GRID cell is one it holds."""
-    from agents.training.formats import resolve
-    from benchmarks.learned_grid import GRID, HELD_OUT
-
-    def fmt(teams, speeds, rules):
-        seats = teams * (rules.get("team_sizes", [1])[0] if "team_sizes" in rules else 1)
-        f = {"num_teams": teams, **rules}
-        if speeds == "mixed":
-            f["speeds"] = [1 + s % 2 for s in range(seats)]
-        elif speeds != "even":
-            f["speeds"] = [int(x) for x in speeds.split(",")]
-        return f
-
-    trained = [{k: v for k, v in f.items() if k != "seat"} for f in resolve("rulebook")]
-    for name, teams, speeds, rules in HELD_OUT:
-        assert fmt(teams, speeds, rules) not in trained, name
-    for name, teams, speeds, rules in GRID:
-        assert fmt(teams, speeds, rules) in trained, name
 
 
 def test_learned_move_times_every_piece_of_a_real_net(capsys):

@@ -11,7 +11,7 @@
                                                  verdicts (agents/arena/experiment.py)
 
 One module per command (play, game, tournament, experiment, replay, train, exploit, probe,
-export,
+judge, export,
 ...), each with
 `add_parser(subparsers)` and its command function; common.py holds what they share.
 
@@ -25,10 +25,10 @@ from __future__ import annotations
 
 import sys
 
-from . import experiment, exploit, export, game, play, probe, replay, tournament, train
+from . import experiment, exploit, export, game, judge, play, probe, replay, tournament, train
 from .common import HelpFormatter, Parser, one_line
 
-COMMANDS = (play, game, tournament, experiment, replay, train, exploit, probe, export)
+COMMANDS = (play, game, tournament, experiment, replay, train, exploit, probe, judge, export)
 EXIT_STATUS = ("exit status: 0 done, 1 a file or folder could not be written or read (the "
                "message names it), 2 a bad option, value or input file, 130 interrupted, 141 "
                "its output pipe closed early (| head); "

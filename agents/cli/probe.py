@@ -1,4 +1,4 @@
-"""`nertz probe AGENT...`: what agents do at named decision classes (agents/arena/probe.py
+"""`nertz probe AGENT...`: what agents do at named decision classes (agents/judging/probe.py
 measures it; this module reads the options and prints the table)."""
 from __future__ import annotations
 
@@ -52,7 +52,7 @@ def add_parser(sub) -> argparse.ArgumentParser:
 
 
 def cmd_probe(args) -> int:
-    from ..arena.probe import check_probe, probe
+    from ..judging.probe import check_probe, probe
     refuse_alone(args, [("--overwrite", args.overwrite, "--out DIR", bool(args.out))])
     cfg = config(args)
     names = {}

@@ -25,7 +25,7 @@ S H D C. Teams are seen from the seat's own team: opponent k is team (t + k) % n
 The read side lives here too, beside the writer, so no other module spells an offset:
 `read_self(obs)` gives the self block as named fields (numpy, one row or a batch), numba
 kernels index a row with the SELF_* names, and `read_card` / `read_river` / `read_top`
-decode the own card slots (jitted: agents/constraints.py and agents/arena/probe.py use them).
+decode the own card slots (jitted: agents/constraints.py and agents/judging/probe.py use them).
 """
 from __future__ import annotations
 

@@ -122,7 +122,7 @@ def test_a_recorded_tournament_tells_learned_its_table(family, tmp_path):
 
 
 def test_the_envs_league_probe_and_human_table_tell_it(family, tmp_path):
-    from agents.arena.probe import probe_counts
+    from agents.judging.probe import probe_counts
     from agents.human.session import PlaySession
     from nertz_env.envs.gym import NertzGymEnv
 

@@ -92,7 +92,7 @@ def test_a_spec_with_brackets_in_its_strings_still_loads(tmp_path):
     (["tournament", "--rule", "nertz_bonus=-1"], "--rule nertz_bonus=-1: an int from 0"),
 ])
 def test_rules_errors_name_the_option(argv, says, capsys, monkeypatch):
-    monkeypatch.setattr("agents.arena.probe.probe_counts", _no_work)
+    monkeypatch.setattr("agents.judging.probe.probe_counts", _no_work)
     assert run(argv) == 2
     err = one_line(capsys)
     assert says in option_words(err) and "RulesConfig" not in err, err
@@ -120,7 +120,7 @@ def test_probe_help_states_the_real_teams_default(capsys, monkeypatch):
     from agents.cli import build_parser
     assert build_parser().parse_args(["probe", "greedy"]).teams == 2
     assert build_parser().parse_args(["tournament"]).teams == 4
-    monkeypatch.setattr("agents.arena.probe.probe_counts", _no_work)
+    monkeypatch.setattr("agents.judging.probe.probe_counts", _no_work)
     assert run(["probe", "greedy", "--team-sizes", "1,2,1,1"]) == 2
     assert "(2 entries)" in one_line(capsys)
 
@@ -221,7 +221,7 @@ def test_overwrite_hint_for_another_commands_run(tmp_path, capsys):
 def test_exploit_memory_hint_names_only_its_options(capsys, monkeypatch):
     pytest.importorskip("torch")
     pytest.importorskip("stable_baselines3")
-    monkeypatch.setattr("agents.training.exploit.train", _no_work)
+    monkeypatch.setattr("agents.judging.exploitability.train", _no_work)
     assert run(["exploit", "greedy", "--teams", "8", "--deals", "1000000", "--quiet"]) == 2
     err = one_line(capsys)
     assert "use fewer deals or teams" in err and "agents" not in err.split("use fewer")[1], err

@@ -1,4 +1,4 @@
-"""agents/arena/probe.py and `nertz probe`: positions from readable layouts land in the right
+"""agents/judging/probe.py and `nertz probe`: positions from readable layouts land in the right
 class and moves in the right response; the ratio interval over deals covers at its nominal
 rate (simulated); an agent made to play waste>lake (the never-withhold constraint) is probed
 as doing so, a free one is not; the command prints the table and writes its files."""
@@ -10,7 +10,7 @@ import json
 
 import numpy as np
 
-from agents.arena.probe import CLASSES, RESPONSES, classify, probe, ratio_ci
+from agents.judging.probe import CLASSES, RESPONSES, classify, probe, ratio_ci
 from nertz_env import Table
 from nertz_env.config import RulesConfig
 

@@ -1,4 +1,5 @@
-"""Behaviour probes: what an agent does at named decision classes, over duplicate deals.
+"""Behaviour probes: what an agent does at named decision classes, over duplicate deals
+(`nertz probe`; moved here from agents/arena/probe.py with the other judgements).
 
 `probe(agents, config, deals, seed, opponents)` plays each agent at seat 0 of `deals` tables
 (table d is deal d: NertzVecEnv deals table d of seed s the same hand whoever plays it, so
@@ -21,7 +22,7 @@ Per (agent, class): the decisions, the deals they came from and, per response, t
 (responses / decisions) with a 95% interval over deals: the deal is the independent unit
 (one hand per deal, and a hand's decisions are not independent), a ratio estimator with
 its linearised variance, t quantile at deals - 1 degrees of freedom (coverage checked by
-simulation in tests/arena/test_probe.py), clipped to [0, 1].
+simulation in tests/judging/test_probe.py), clipped to [0, 1].
 
 Every argument is checked before the first hand (`check_probe`): --deals within the limits
 table's "probe_deals" (every deal of an agent is one table of a vector env held at once:
@@ -183,7 +184,7 @@ def check_probe(agents: dict, config, deals, seed, opponents: str, names=None) -
 
     from ..base import Pair
     from ..registry import make_agent
-    from .limits import check_int
+    from ..arena.limits import check_int
     names = {"deals": "deals", "seed": "seed", "opponents": "opponents", "agent": "agent",
              **(names or {})}
     check_int("probe_deals", deals, names["deals"])          # memory: limits.py
@@ -224,7 +225,7 @@ def probe(agents: dict, config, deals: int = 200, seed: int = 0,
     """Every agent ({name: spec}) probed on the same deals (module docstring). Every
     argument is checked first (check_probe; `names`: what the refusals call them).
     progress: a bar on stderr over every agent's hands (deals x agents, one per table)."""
-    from .progress import progress_bar
+    from ..arena.progress import progress_bar
     made = check_probe(agents, config, deals, seed, opponents, names)
     rows = []
     bar = progress_bar(deals * len(made), progress,
