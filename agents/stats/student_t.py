@@ -3,6 +3,12 @@ the distribution-level primitives under every interval of agents/stats/estimator
 
 Public API: ``t_quantile_975``, ``mean_ci``, ``t_pvalue``, ``holm``, ``HOLM_ALPHA``.
 tests/arena/test_stats.py checks them against scipy.
+
+Kept hand-written though scipy is now required (#41 item 6): scipy.stats.t is the same
+distribution but not the same last bits (t.ppf(0.975, 999) ends ...493 where this gives
+...489; every p-value differs near the 14th digit), and the published grids print their
+half-widths and p-values as full-precision floats, so a switch would change their bytes
+(tests/stats/test_student_t_scipy.py pins the values they were made with).
 """
 
 from __future__ import annotations
