@@ -20,7 +20,7 @@ RECIPES = ROOT / "train" / "recipes"
 DOCUMENTED = {
     "generalist": ("docs/models.md", "nertz train --learner lean --n-epochs 4 --bc-rows 0 "
                                      "--formats rulebook "),
-    "stacking": ("benchmarks/results/generalist4_selection.md",
+    "stacking": ("docs/experiments/results/generalist4_selection.md",
                  "nertz train --learner lean --n-epochs 4 --bc-rows 0 --formats "
                  "rulebook-weighted "),
     "teams2": ("docs/models.md", "nertz train --learner sb3 --out runs/learned2 "),
