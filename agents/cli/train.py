@@ -1,10 +1,12 @@
-"""`nertz train`: its parser (one option per TrainConfig field, the field's docstring as its
-help) and its command. The training itself is agents/training/'s; importing this module
-imports neither torch nor stable-baselines3 (`nertz --help` builds every parser)."""
+"""`nertz train`: its parser (one option per TrainConfig field, flat, the field's docstring as
+its help) and its command. The training itself is agents/training/'s; this module imports
+only its modules without torch (config, folder, recipe) at the top, so that `nertz --help`
+(which builds every parser) waits for neither torch nor stable-baselines3 and works without
+the `[train]` extra; the run's modules (run.py, lean_ppo.py, checkpoints.py for --resume)
+are imported when a run starts, their first line naming the extra where it is missing."""
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import signal
 import sys
 import threading
@@ -12,7 +14,6 @@ from contextlib import contextmanager
 
 from nertz_env.config import RulesConfig
 
-from ..training.checkpoints import resume_config
 from ..training.folder import plain
 from ..training.config import (
     BY_LEARNER,
@@ -25,9 +26,10 @@ from ..training.config import (
     TrainConfig,
     check_given,
     field_docs,
+    flat_defaults,
     learner_default,
+    require_train,
 )
-from ..training.run import train
 
 BOOLEANS = ("tensorboard", "progress", "bc_value")       # --x / --no-x
 LISTS = ("opponents", "net_arch")                         # comma-separated on the command line
@@ -57,7 +59,7 @@ A run stopped (Ctrl-C, SIGTERM, an error) before its first checkpoint removes it
 so the same command can run again; one stopped later keeps it and prints the command that
 continues it (exit status 130 after Ctrl-C, 143 after SIGTERM). A refused run prints its
 one error line and writes nothing. The options are TrainConfig's fields
-(agents/training/config.py); the run is agents/training/run.py."""
+(agents/training/parts.py); the run is agents/training/lean_ppo.py (sb3: run.py)."""
 # a 2M-step run checkpoints at the first rollout boundary past each 250,000 steps: 507,904
 EPILOG = """\
 examples:
@@ -105,26 +107,25 @@ def add_parser(subparsers):
                       "start, league",
         description=DESCRIPTION, epilog=EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter)
-    for f in dataclasses.fields(TrainConfig):
-        d = f.default if f.default is not dataclasses.MISSING else f.default_factory()
-        help_ = f"{docs.get(f.name, '')} (default: {default_text(f.name, d)})"
-        if f.name == "resume":
+    for name, d in flat_defaults().items():
+        help_ = f"{docs.get(name, '')} (default: {default_text(name, d)})"
+        if name == "resume":
             help_ += f"; a resumed run keeps {', '.join(FIXED_ON_RESUME)}"
-        if f.name in NEEDS:
-            help_ += f"; only with {NEEDS[f.name][1]}"
-        if f.name in BOOLEANS:
-            p.add_argument(_flag(f.name), action=argparse.BooleanOptionalAction, default=None,
+        if name in NEEDS:
+            help_ += f"; only with {NEEDS[name][1]}"
+        if name in BOOLEANS:
+            p.add_argument(_flag(name), action=argparse.BooleanOptionalAction, default=None,
                            help=help_)
-        elif f.name in LISTS:
-            p.add_argument(_flag(f.name), default=None, metavar="A,B,..", help=help_)
-        elif f.name in CHOICES:
-            p.add_argument(_flag(f.name), default=None, choices=CHOICES[f.name], help=help_)
+        elif name in LISTS:
+            p.add_argument(_flag(name), default=None, metavar="A,B,..", help=help_)
+        elif name in CHOICES:
+            p.add_argument(_flag(name), default=None, choices=CHOICES[name], help=help_)
         else:
             kind = {int: int, float: float}.get(type(d), str)
-            if f.name == "max_ticks" or f.name in BY_LEARNER:   # None: an int when given
+            if name == "max_ticks" or name in BY_LEARNER:   # None: an int when given
                 kind = int
-            p.add_argument(_flag(f.name), type=kind, default=None, help=help_,
-                           metavar=METAVARS.get(f.name))
+            p.add_argument(_flag(name), type=kind, default=None, help=help_,
+                           metavar=METAVARS.get(name))
     p.add_argument("--spec", default=None, metavar="RECIPE.toml",
                    help="a recipe file (TOML; its keys the options above as written in "
                         "config.json, e.g. timesteps = 12000000, learner = \"lean\"): its "
@@ -141,8 +142,8 @@ def add_parser(subparsers):
 
 def config_from_args(args) -> TrainConfig:
     """A TrainConfig from parsed `nertz train` arguments (None: not given)."""
-    given = {f.name: getattr(args, f.name) for f in dataclasses.fields(TrainConfig)
-             if getattr(args, f.name, None) is not None}
+    given = {name: getattr(args, name) for name in flat_defaults()
+             if getattr(args, name, None) is not None}
     recipe = {}
     if getattr(args, "spec", None) is not None:
         if given.get("resume"):
@@ -171,6 +172,8 @@ def config_from_args(args) -> TrainConfig:
         given = {**recipe, **given}
     try:
         if given.get("resume"):
+            require_train("nertz train --resume")               # its one line, if missing
+            from ..training.checkpoints import resume_config     # torch: the [train] extra
             cfg = resume_config(given.pop("resume"), **given)
         else:
             cfg = TrainConfig(**given)
@@ -188,13 +191,14 @@ def config_from_args(args) -> TrainConfig:
 
 def changed_line(cfg: TrainConfig) -> str:
     """The first line of a run: the options that differ from their defaults."""
-    base = TrainConfig(out=cfg.out).to_dict()
+    base = TrainConfig(out=cfg.run.out).to_flat()
     for name in BY_LEARNER:                                  # the learner's own defaults
-        base[name] = learner_default(name, cfg.learner)
-    diff = [f"{k}={v}" for k, v in cfg.to_dict().items() if k != "out" and v != base[k]]
-    return (f"config: out={cfg.out}, " + (", ".join(diff) if diff else "every other option at "
+        base[name] = learner_default(name, cfg.run.learner)
+    diff = [f"{k}={v}" for k, v in cfg.to_flat().items() if k != "out" and v != base[k]]
+    out = cfg.run.out
+    return (f"config: out={out}, " + (", ".join(diff) if diff else "every other option at "
             "its default") + (" (the rest at their defaults)" if diff else "")
-            + f"; all of it in {cfg.out}/config.json")
+            + f"; all of it in {out}/config.json")
 
 
 class Terminated(KeyboardInterrupt):
@@ -229,14 +233,16 @@ def cmd_train(args) -> int:
     reaches the error line without terminal escape codes (torch colours some of its own)."""
     try:
         cfg = config_from_args(args)
+        require_train()               # the [train] extra, before anything is made or printed
         say = lambda s: print(s, flush=True)  # noqa: E731
         begin = lambda: say(changed_line(cfg))  # noqa: E731
         overwrite = bool(getattr(args, "overwrite", False))
         with sigterm_stops():
-            if cfg.learner == "lean":
+            if cfg.run.learner == "lean":
                 from ..training.lean_ppo import train_run
                 train_run(cfg, log=say, overwrite=overwrite, begin=begin)
             else:
+                from ..training.run import train
                 train(cfg, log=say, overwrite=overwrite, begin=begin)
     except Terminated as err:
         note = getattr(err, "out_note", None) or "nothing was written"

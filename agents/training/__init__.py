@@ -1,107 +1,103 @@
 """`nertz train`'s library: imitation warm start, PPO against a league (the lean PPO,
-lean_ppo.py, `nertz train`'s default; SB3's MaskablePPO with evaluations, run.py),
-checkpoints (needs the `[train]` extra).
+lean_ppo.py, `nertz train`'s default; SB3's MaskablePPO with evaluations, run.py: the recipe
+that made the per-table models, train/recipes/teams2.toml and teams4.toml), checkpoints.
 
     from agents.training import TrainConfig, train       # SB3's run
     model = train(TrainConfig(out="runs/t1", learner="sb3", timesteps=2_000_000, teams=2))
 
-One job per module, imported in this order (each imports only those above it):
-    league.py       the league of opponents, its weights, the training env (make_env)
-    config.py       TrainConfig, its field docs and checks, REWARDS, BEST_HEURISTIC
+The arguments: `TrainConfig` is made of parts (parts.py: RunPart, TablesPart, LeaguePart,
+WarmStartPart, PPOPart, EvalPart; read as `cfg.ppo.n_epochs`, `cfg.tables.teams`). On disk
+and on the command line a config is flat and always was (config.json, a checkpoint's
+step_N.json, a recipe's keys, `nertz train`'s options: one name per field, parts.py FLAT
+keeps their order): `TrainConfig(**flat)` / `TrainConfig.from_flat` and `to_flat` cross
+between the two, and `cfg.n_epochs` reads the field in its part. A config is made whole in
+three steps (config.py): `normalise` (a new config, the learner's defaults filled), `check`
+(pure: one line naming the first bad field) and `load` (the league's model files and agents,
+the evaluation's opponent); `check_config` runs the three, and the constructor runs
+`check_config`, so a TrainConfig is always a whole run's arguments.
+
+Two kinds of modules: those without torch, which `nertz --help`, `nertz train`'s checks and
+its error lines use (they work without the `[train]` extra), and those of a run, which
+import torch and stable-baselines3 at their top through nertz_env.optional.require (without
+the extra, importing one is one line naming the extra; no class is made inside a function).
+Each imports only those above it:
+    parts.py        the parts and their field docs, FLAT, the shared constants     no torch
+    formats.py      table formats and their presets (FormatsVecEnv: SB3's, inside)  no torch
+    entries.py      the league's entries: parse_entry, LeagueEntry, league_weights  no torch
+    config.py       TrainConfig, normalise / check / load, check_config, NEEDS     no torch
     folder.py       the run folder: where a run may write (check_out), what a stopped run
-                    leaves (stopped_cleanly), writes whose errors name the real path
-    imitation.py    the warm start: the jitted teacher, its data, behaviour cloning
-    evaluation.py   duplicate-deal matches played as tournaments play, eval.jsonl/csv
-    checkpoints.py  checkpoints, snapshots, resume_config / load_checkpoint, export_for_play
-    run.py          train(): the loop and its callbacks
-The `nertz train` parser and command are agents/cli/train.py's. Importing this package
-imports neither torch nor stable-baselines3.
+                    leaves (stopped_cleanly), writes whose errors name the real path  no torch
+    recipe.py       recipes as files (`nertz train --spec`)                           no torch
+    league.py       LeagueVecEnv (an SB3 VecEnvWrapper), make_env, league_of         [train]
+    imitation.py    the warm start: the jitted teacher, its data, behaviour cloning  [train]
+    evaluation.py   duplicate-deal matches played as tournaments play, eval.jsonl/csv [train]
+    checkpoints.py  checkpoints, snapshots, resume_config / load_checkpoint          [train]
+    run.py          SB3's train(): its loop and its callbacks                         [train]
+    lean_policy.py, lean_ppo.py   the lean PPO (`nertz train`'s default)              [train]
+The `nertz train` parser and command are agents/cli/train.py's.
+
+Importing this package imports neither torch nor stable-baselines3 (`nertz --help` builds
+the train parser from TrainConfig's fields, and `nertz` works without the `[train]` extra):
+the names of the modules without torch are imported here; those of the run's modules
+(TORCH_NAMES: name -> module) are imported from their module on first use, the one lazy
+step left in the package (`from agents.training import train` imports run.py then; without
+the extra it is run.py's one line naming it).
 """
-from .checkpoints import (
-    checkpoint_files,
-    export_for_play,
-    load_checkpoint,
-    resume_config,
-    run_info,
-    save_checkpoint,
-    save_snapshot,
-)
+import importlib
+
 from .config import (
     BEST_HEURISTIC,
     DEVICES,
     FIXED_ON_RESUME,
     REWARDS,
     TOURNAMENT_RULES,
+    EvalPart,
+    LeaguePart,
+    PPOPart,
+    RunPart,
+    TablesPart,
     TrainConfig,
+    WarmStartPart,
+    check,
     check_config,
     field_docs,
+    load,
+    normalise,
 )
-from .evaluation import EVAL_FIELDS, evaluate_mixed, evaluate_policy_zip, evaluate_run
-from .imitation import (
-    Teacher,
-    behaviour_clone,
-    collect_teacher_data,
-    imitation_accuracy,
-    policy_choices,
-    split_holdout,
-    warm_start,
-)
-from .league import (
-    SNAPSHOT,
-    LeagueEntry,
-    league_class,
-    league_of,
-    league_weights,
-    make_env,
-    parse_entry,
-)
-from .run import build_model, make_callbacks, rules_line, tensorboard_available, train
+from .entries import SNAPSHOT, LeagueEntry, league_weights, parse_entry
+from .folder import checkpoint_files
+
+# the run's names, each imported from its module (torch, the [train] extra) on first use
+TORCH_NAMES = {
+    **dict.fromkeys(("export_for_play", "load_checkpoint", "resume_config", "run_info",
+                     "save_checkpoint", "save_snapshot"), "checkpoints"),
+    **dict.fromkeys(("EVAL_FIELDS", "evaluate_mixed", "evaluate_policy_zip", "evaluate_run"),
+                    "evaluation"),
+    **dict.fromkeys(("Teacher", "behaviour_clone", "collect_teacher_data", "imitation_accuracy",
+                     "policy_choices", "split_holdout", "warm_start"), "imitation"),
+    **dict.fromkeys(("LeagueVecEnv", "league_class", "league_of", "make_env"), "league"),
+    **dict.fromkeys(("build_model", "make_callbacks", "rules_line", "tensorboard_available",
+                     "train"), "run"),
+}
 
 
 def __getattr__(name):
-    if name == "LeagueVecEnv":          # made on first use: it subclasses SB3's VecEnvWrapper
-        return league_class()
+    """A name of TORCH_NAMES, from its module (imported now: torch, the [train] extra)."""
+    if name in TORCH_NAMES:
+        return getattr(importlib.import_module(f"{__name__}.{TORCH_NAMES[name]}"), name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-__all__ = [
-    "BEST_HEURISTIC",
-    "DEVICES",
-    "EVAL_FIELDS",
-    "FIXED_ON_RESUME",
-    "LeagueEntry",
-    "LeagueVecEnv",  # noqa: F822 (made on first use: module __getattr__)
-    "REWARDS",
-    "SNAPSHOT",
-    "TOURNAMENT_RULES",
-    "Teacher",
-    "TrainConfig",
-    "behaviour_clone",
-    "build_model",
-    "check_config",
-    "checkpoint_files",
-    "collect_teacher_data",
-    "evaluate_mixed",
-    "evaluate_policy_zip",
-    "evaluate_run",
-    "export_for_play",
-    "field_docs",
-    "imitation_accuracy",
-    "league_class",
-    "league_of",
-    "league_weights",
-    "load_checkpoint",
-    "make_callbacks",
-    "make_env",
-    "parse_entry",
-    "policy_choices",
-    "resume_config",
-    "rules_line",
-    "run_info",
-    "save_checkpoint",
-    "save_snapshot",
-    "split_holdout",
-    "tensorboard_available",
-    "train",
-    "warm_start",
-]
+def __dir__():
+    return sorted(set(globals()) | set(TORCH_NAMES))
+
+
+__all__ = ["BEST_HEURISTIC", "DEVICES", "EVAL_FIELDS", "EvalPart", "FIXED_ON_RESUME",
+    "LeagueEntry", "LeaguePart", "LeagueVecEnv", "PPOPart", "REWARDS", "RunPart", "SNAPSHOT",
+    "TOURNAMENT_RULES", "TablesPart", "Teacher", "TrainConfig", "WarmStartPart",
+    "behaviour_clone", "build_model", "check", "check_config", "checkpoint_files",
+    "collect_teacher_data", "evaluate_mixed", "evaluate_policy_zip", "evaluate_run",
+    "export_for_play", "field_docs", "imitation_accuracy", "league_class", "league_of",
+    "league_weights", "load", "load_checkpoint", "make_callbacks", "make_env", "normalise",
+    "parse_entry", "policy_choices", "resume_config", "rules_line", "run_info", "save_checkpoint",
+    "save_snapshot", "split_holdout", "tensorboard_available", "train", "warm_start"]

@@ -20,7 +20,8 @@ refused with one line naming the file; so is one without its generator states (r
 without them would silently change the run). Checkpoints of older versions kept
 step_N.rng.pt: it is read with torch.load(weights_only=True), numpy's arrays allowed.
 
-Imports config.py and league.py; torch and sb3-contrib only inside functions.
+Imports config.py, folder.py and league.py; needs the `[train]` extra: torch is imported at
+the top (through nertz_env.optional, whose error names the extra), sb3_zip.py inside functions.
 """
 from __future__ import annotations
 
@@ -39,9 +40,12 @@ from nertz_env.files import MAX_JSON_DEPTH, atomic_path, read_capped
 from nertz_env.files.bounded import json_depth
 from nertz_env.optional import require
 
-from .config import FIXED_ON_RESUME, MAX_SNAPSHOTS, TOURNAMENT_RULES, TrainConfig
+from .config import FIXED_ON_RESUME, MAX_SNAPSHOTS, PART_OF, TOURNAMENT_RULES, TrainConfig
+from .parts import flat_defaults
 from .folder import checkpoint_files, checkpoint_run, naming, plain, write_json
 from .league import SNAPSHOT, league_of, make_env
+
+torch = require("torch", "train", "training checkpoints")
 
 
 def save_snapshot(model, cfg: TrainConfig, run: Path) -> Path:
@@ -50,7 +54,7 @@ def save_snapshot(model, cfg: TrainConfig, run: Path) -> Path:
     d.mkdir(parents=True, exist_ok=True)
     path = d / f"step_{int(model.num_timesteps)}.zip"
     _save_zip(model, path)
-    league_of(model.get_env()).add_snapshot(str(path), cfg.max_snapshots)
+    league_of(model.get_env()).add_snapshot(str(path), cfg.league.max_snapshots)
     return path
 
 
@@ -61,17 +65,16 @@ def _save_zip(model, path: Path) -> None:
 
 
 def run_info(cfg: TrainConfig) -> dict:
-    """config.json's content: every argument, the rules trained on and the rules tournaments
-    play by default."""
-    return {"config": cfg.to_dict(), "rules": dataclasses.asdict(cfg.rules()),
+    """config.json's content: every argument (flat: to_flat), the rules trained on and the
+    rules tournaments play by default."""
+    return {"config": cfg.to_flat(), "rules": dataclasses.asdict(cfg.rules()),
             "tournament_rules": dataclasses.asdict(TOURNAMENT_RULES),
-            "same_rules_as_tournaments": cfg.rules() == RulesConfig(num_teams=cfg.teams)}
+            "same_rules_as_tournaments": cfg.rules() == RulesConfig(num_teams=cfg.tables.teams)}
 
 
 def save_checkpoint(model, cfg: TrainConfig, run: Path) -> Path:
     """checkpoints/step_N.zip + step_N.rng.json + step_N.json (module docstring); returns
     the zip."""
-    torch = require("torch", "train", "a training checkpoint")
     d = run / "checkpoints"
     d.mkdir(parents=True, exist_ok=True)
     n = int(model.num_timesteps)
@@ -207,7 +210,7 @@ def _read_info(jp: Path, where: str) -> dict:
                          "num_timesteps and snapshots, as save_checkpoint writes them)")
     if not isinstance(info.get("config"), dict):
         bad("config", "an object of training arguments")
-    names = {f.name for f in dataclasses.fields(TrainConfig)}
+    names = PART_OF
     for k in info["config"]:
         if k not in names:
             bad(f"config.{k}", "absent: it is not a training argument")
@@ -236,7 +239,7 @@ def _read_info(jp: Path, where: str) -> dict:
             if k in e and not ok(e[k]):
                 bad(f"league[{i}].{k}", f"{allowed} (got {str(e[k])[:80]!r})")
     cfg = info["config"]
-    keep = cfg.get("max_snapshots", TrainConfig.max_snapshots)
+    keep = cfg.get("max_snapshots", flat_defaults()["max_snapshots"])
     keep = keep if isinstance(keep, int) and 1 <= keep <= MAX_SNAPSHOTS else MAX_SNAPSHOTS
     snaps = info.get("snapshots", [])
     if not isinstance(snaps, list) or len(snaps) > keep:
@@ -250,7 +253,7 @@ def _read_info(jp: Path, where: str) -> dict:
                                    f"(got {str(p)[:200]!r})")
         if os.path.normpath(p) in {os.path.normpath(q) for q in snaps[:i]}:
             bad(f"snapshots[{i}]", f"a snapshot not listed before it (got {p!r} twice)")
-    opponents = cfg.get("opponents", TrainConfig().opponents)
+    opponents = cfg.get("opponents", flat_defaults()["opponents"])
     if league and isinstance(opponents, list) and all(isinstance(o, str) for o in opponents):
         names = [o.strip() for o in opponents] + [SNAPSHOT + Path(p).stem for p in snaps]
         for i, e in enumerate(league):
@@ -289,7 +292,7 @@ def _check_model(info: dict, jp: Path, data: dict, where: str) -> None:
         if isinstance(data.get("policy_kwargs", {}), dict) else None
     if isinstance(arch, dict) and arch.get("pi") == arch.get("vf"):
         arch = arch.get("pi")
-    saved = info["config"].get("net_arch", TrainConfig().net_arch)
+    saved = info["config"].get("net_arch", flat_defaults()["net_arch"])
     if arch != saved:
         bad("config.net_arch", f"the network of the model beside it, "
             f"{str(arch)[:80]} (got {str(saved)[:80]})")
@@ -351,7 +354,6 @@ def _read_rng(rp: Path, where: str) -> dict:
     """The generator states of step_N.rng.json (or an older step_N.rng.pt, read with
     torch.load(weights_only=True)) as {"torch": ByteTensor, "numpy": tuple, "league_rng":
     dict}; missing or damaged is one line naming the file and the field."""
-    torch = require("torch", "train", "resuming a training run")
     if not rp.is_file():
         raise ValueError(f"{where}: its generator states {rp} are missing; a checkpoint is "
                          "step_N.zip, step_N.json and step_N.rng.json together (resuming "
@@ -429,7 +431,7 @@ def resume_config(path, **overrides) -> TrainConfig:
             raise ValueError(f"{k}={overrides[k]!r} differs from the checkpoint's "
                              f"{getattr(base, k)!r}; a resumed run keeps "
                              f"{', '.join(FIXED_ON_RESUME)}")
-    unknown = sorted(set(overrides) - {f.name for f in dataclasses.fields(TrainConfig)})
+    unknown = sorted(set(overrides) - set(PART_OF))
     if unknown:
         raise ValueError(f"{unknown[0]}: not a training argument")
     if not overrides.get("out"):
@@ -440,28 +442,27 @@ def resume_config(path, **overrides) -> TrainConfig:
 
 
 def load_checkpoint(cfg: TrainConfig, tensorboard_log=None, log=print):
-    """The model of cfg.resume on a fresh env of the run (seeded past the checkpoint's step),
-    with its league (entries, snapshots, differences, generator) and torch's and numpy's
+    """The model of cfg.run.resume on a fresh env of the run (seeded past the checkpoint's
+    step), with its league (entries, snapshots, differences, generator) and torch's and numpy's
     generator states restored (module docstring). Writes nothing."""
     from ..learned.sb3_zip import load_sb3
-    torch = require("torch", "train", "resuming a training run")
-    zp, jp, rp = checkpoint_files(cfg.resume)
-    where = f"resume={cfg.resume!r}"
+    zp, jp, rp = checkpoint_files(cfg.run.resume)
+    where = f"resume={cfg.run.resume!r}"
     saved = _read_info(jp, where)
     st = _read_rng(rp, where)
-    env = make_env(cfg, seed=cfg.seed + 1 + int(saved["num_timesteps"]))
+    env = make_env(cfg, seed=cfg.run.seed + 1 + int(saved["num_timesteps"]))
     try:
-        model = load_sb3(zp, env=env, device=cfg.device, tensorboard_log=tensorboard_log)
+        model = load_sb3(zp, env=env, device=cfg.run.device, tensorboard_log=tensorboard_log)
     except ValueError as err:
         raise ValueError(f"{where}: checkpoint {zp}: {plain(err)}") from None
     league = league_of(env)
     snaps = [str(zp.parent.parent / p) for p in saved.get("snapshots", [])]
     missing = [p for p in snaps if not Path(p).is_file()]
     if missing:
-        raise ValueError(f"resume={cfg.resume!r}: its league snapshot {missing[0]} is "
+        raise ValueError(f"resume={cfg.run.resume!r}: its league snapshot {missing[0]} is "
                          "missing (snapshots live in the run folder's snapshots/)")
     if snaps:
-        league.set_entries(list(cfg.opponents) + [SNAPSHOT + p for p in snaps])
+        league.set_entries(list(cfg.league.opponents) + [SNAPSHOT + p for p in snaps])
     if saved.get("league") and [s["name"] for s in saved["league"]] == \
             [e.name for e in league.entries]:
         league.set_diffs([np.nan if s["eval_diff"] is None else s["eval_diff"]

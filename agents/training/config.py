@@ -1,7 +1,21 @@
-"""The arguments of a training run: `TrainConfig` (one field per argument, each with its
-docstring, which `nertz train --help` prints: `field_docs`), the checks that reject a bad
-value with a one-line ValueError naming the field (`check_config`), and the constants the
-other training modules share.
+"""The arguments of a training run: `TrainConfig`, made of the parts in parts.py (run,
+tables, league, warm start, PPO, evaluation), and the three steps that make a config whole:
+`normalise` (a new config, its learner's defaults filled and its values in their plain
+types), `check` (pure: a ValueError of one line naming the first bad field and what it
+allows; changes nothing) and `load` (reads what the config names: the league's model
+files and agents, the evaluation's opponent). `check_config` is the three in turn.
+
+    cfg = TrainConfig(out="runs/t1", learner="sb3", timesteps=2_000_000)   # flat, checked
+    cfg.ppo.n_epochs, cfg.tables.teams                                      # by part
+    cfg.to_flat()             # config.json's "config", one key per field in FLAT order
+    TrainConfig.from_flat(**json.load(f)["config"])                        # and back
+
+The flat spelling (config.json, a checkpoint's stored config, a recipe, `nertz train`'s
+options) names each field once; `TrainConfig(**flat)`, `from_flat` and the parts
+(`TrainConfig(run=RunPart(...), ppo=PPOPart(...))`) make the same config, normalised,
+checked and loaded, so a TrainConfig made by its constructor is a whole run's arguments.
+`cfg.n_epochs` and the other flat names read and write the field in its part (the code
+and the files written against the flat config).
 
 Rewards: "relative" (the learner team's hand points minus the mean of the other teams',
 what tournaments rank by in a multi-team table) or "score" (its own points); both are the
@@ -13,190 +27,190 @@ prints both and saves them in config.json ("rules", "tournament_rules"). The eva
 plays the training rules, so that a run with a short max_ticks is evaluated as trained; the
 final judgement belongs to `nertz tournament` at its default rules.
 
-Imports only nertz_env and league.py (an opponent entry is checked by parsing it); never
-torch or stable-baselines3, so that `nertz --help` does not wait for them.
+Imports nertz_env, parts.py, formats.py and entries.py (an opponent entry is loaded by
+parsing it); never torch or stable-baselines3, so that `nertz --help` does not wait for
+them.
 """
 from __future__ import annotations
 
-import dataclasses
-import itertools
+import copy
 import math
 import numbers
-import os
-from dataclasses import dataclass, field
+from collections.abc import Mapping
+from dataclasses import dataclass
 
 from nertz_env.bot_specs import core_bot
 from nertz_env.config import RulesConfig
 from nertz_env.core.policies import POLICY_SCORED
+from nertz_env.optional import require
 
-from .league import parse_entry
+from .entries import parse_entry
+from .parts import (  # re-exported: config.py is where they were
+    BEST_HEURISTIC,
+    BY_LEARNER,
+    DEVICES,
+    FIXED_ON_RESUME,
+    FLAT,
+    LEARNERS,
+    MAX_SNAPSHOTS,
+    PART_OF,
+    PARTNERS,
+    PARTS,
+    REWARDS,
+    TOURNAMENT_RULES,
+    EvalPart,
+    LeaguePart,
+    PPOPart,
+    RunPart,
+    TablesPart,
+    WarmStartPart,
+    field_docs,
+    flat_defaults,
+    learner_default,
+)
 
-BEST_HEURISTIC = "heuristic:style=river-builder"   # beats every other shipped style head to head
-TOURNAMENT_RULES = RulesConfig()                  # what `nertz tournament` plays by default
-REWARDS = ("relative", "score")
-LEARNERS = ("sb3", "lean")
-PARTNERS = ("league", "self")
-DEVICES = ("cpu", "cuda", "auto")
-MAX_SNAPSHOTS = 64                                # league snapshots kept (max_snapshots)
-# fields a resumed run may not change: they shape the network, the rollout or the game
-FIXED_ON_RESUME = ("teams", "max_ticks", "num_envs", "n_steps", "net_arch", "reward")
 
-
-@dataclass
+@dataclass(init=False)
 class TrainConfig:
-    """Every argument of a training run (saved as config.json and beside every checkpoint)."""
-    out: str = "runs/train"
-    """run folder, new or empty (a folder holding anything is refused; a resume may name its
-    checkpoint's own run folder, where it continues without --out): config.json, bc.json,
-    eval.jsonl/csv, checkpoints/, tb/, final.zip"""
-    seed: int = 0
-    """seed of tables, league draws, network initialisation and minibatches"""
-    timesteps: int = 1_000_000
-    """PPO learner env-steps (one table tick each), rounded up to whole rollouts"""
-    num_envs: int = 64
-    """tables stepped together in one numba call"""
-    teams: int = 2
-    """teams at the table; the learner holds seat 0"""
-    max_ticks: int | None = None
-    """ticks after which a hand is cut (R26); unset: the rules default, which tournaments play"""
-    reward: str = "relative"
-    """'relative' (own hand points minus the others' mean) or 'score' (own points)"""
-    learner: str = "lean"
-    """'lean': the lean PPO in torch (lean_ppo.py; with the warm start, formats, init,
-    snapshots; without evaluations; its hidden layers must fit the safe model format); 'sb3':
-    SB3's MaskablePPO with everything below (warm start, evaluations, checkpoints, snapshots,
-    resume), which made the per-table models"""
-    formats: list = field(default_factory=list)
-    """table formats to train over, the tables dealt out by weight (formats.py): a list of
-    dicts of RulesConfig fields (and 'seat', the learner's; 'weight'), or a preset's name
-    (rulebook, rulebook-weighted, rulebook-weighted-nostack, rulebook-nostack); empty: the one
-    table of teams and max_ticks. The lean PPO only"""
-    init: str | None = None
-    """a model to start the policy from: an SB3 zip (actor and critic, read without
-    unpickling) or a safe-format .npz (the actor); the lean PPO only"""
-    shift_cost: float = 0.0
-    """points taken from the learner's reward per River shift it makes (the lean PPO only): a
-    shift counts as a card move for the idle rule (R27), so a learner that shifts back and
-    forth keeps a stuck table from its burns until max_ticks; a small cost breaks the tie
-    between such a shift and a flip or a wait"""
-    critic_warmup: int = 0
-    """env steps at the start in which only the critic learns, the actor kept as init gave
-    it (a start from an actor whose critic is fresh); the lean PPO only"""
-    constraint: str | None = None
-    """a constraint the learner plays under (agents/constraints.py: useful-shifts,
-    never-withhold, keep-stream): its masks pass through it in training, and the saved model
-    names it, so `ppo:MODEL` plays under it too; the lean PPO only"""
-    partner: str = "league"
-    """who plays the learner's partner at a two-player team: 'league' (the league entry, as
-    every other seat) or 'self' (the learner's current network, its moves sampled: the
-    table an evaluation with the model at both seats of its team plays); the lean PPO only"""
-    opponents: list = field(default_factory=lambda: [BEST_HEURISTIC])
-    """league entries: agent specs (every other seat: random, greedy, heuristic:..., learned,
-    ppo:PATH, ...), or per-seat specs joined by '+'"""
-    snapshot_every: int = 0
-    """steps between frozen snapshots of the learner joining the league (0: none)"""
-    max_snapshots: int = 4
-    """snapshots kept in the league (the oldest leaves when a new one joins)"""
-    priority_temperature: float = 2.0
-    """league weights: softmax(-paired difference / this), points per hand"""
-    priority_uniform: float = 0.2
-    """share of the league weights spread uniformly (every entry keeps being played)"""
-    teacher: str = BEST_HEURISTIC
-    """the bot imitated by the warm start (greedy or a heuristic spec)"""
-    bc_rows: int = 200_000
-    """teacher positions collected for the warm start, then cloned before the first PPO
-    rollout (0: no warm start); a run from init or resume does none"""
-    bc_epochs: int = 4
-    """passes over the warm-start data"""
-    bc_batch_size: int = 512
-    """minibatch of the warm start"""
-    bc_learning_rate: float = 1e-3
-    """Adam learning rate of the warm start (its own optimizer, not PPO's)"""
-    bc_holdout: float = 0.1
-    """share of the tables held out to measure the imitation accuracy"""
-    bc_value: bool = True
-    """also fit the value head to the teacher's discounted returns"""
-    n_steps: int = 128
-    """rollout length per table between PPO updates"""
-    batch_size: int = 1024
-    """PPO minibatch size"""
-    n_epochs: int | None = None
-    """PPO epochs per update; with the lean learner 2 learn as much per step as 4 did on the
-    generalist recipe (three seeds at 12M steps, benchmarks/HISTORY.md, 2026-12-04)"""
-    learning_rate: float = 3e-4
-    """PPO Adam learning rate"""
-    gamma: float = 0.99
-    """discount factor (PPO and the warm start's returns)"""
-    gae_lambda: float = 0.95
-    """GAE lambda"""
-    clip_range: float = 0.2
-    """PPO clip range"""
-    ent_coef: float = 0.01
-    """entropy bonus"""
-    vf_coef: float = 0.5
-    """value loss weight"""
-    net_arch: list = field(default_factory=lambda: [128, 128])
-    """hidden layers of the policy and value networks"""
-    checkpoint_every: int = 250_000
-    """steps between checkpoints (taken between updates; 0: only the final model)"""
-    eval_every: int = 250_000
-    """steps between evaluations (0: none)"""
-    eval_deals: int = 50
-    """duplicate deals per evaluation against eval_against"""
-    eval_against: str = BEST_HEURISTIC
-    """the agent each evaluation plays (any make_agent spec)"""
-    eval_league_deals: int = 20
-    """duplicate deals against every league entry per evaluation, which set the league
-    weights (0: none, uniform weights; skipped with a one-entry league)"""
-    eval_seed: int = 1_000_003
-    """tournament seed of every evaluation (the same deals each time)"""
-    tensorboard: bool = True
-    """TensorBoard logs in OUT/tb (needs the tensorboard package)"""
-    progress: bool = True
-    """a progress bar (tqdm) while training"""
-    torch_threads: int | None = None
-    """torch CPU threads (the lean learner's default is 1 where this process may use one core
-    only). Threads change speed only (the same weights bit for bit where
-    measured); 2 make the lean learner 1.3x faster on an idle 2-core machine but several
-    times slower when another run shares the cores: give 1 to runs side by side
-    (benchmarks/HISTORY.md, 2026-12-04)"""
-    device: str = "cpu"
-    """torch device: cpu, cuda or auto"""
-    resume: str | None = None
-    """a checkpoint zip to continue from (RUN/checkpoints/step_N.zip); its saved config is
-    used, and it continues in RUN unless --out names a new or empty folder"""
+    """Every argument of a training run, in parts (saved flat as config.json and beside
+    every checkpoint: `to_flat`)."""
+    run: RunPart
+    tables: TablesPart
+    league: LeaguePart
+    warm_start: WarmStartPart
+    ppo: PPOPart
+    evaluation: EvalPart
 
-    def __post_init__(self):
-        for name in BY_LEARNER:
-            if getattr(self, name) is None:
-                setattr(self, name, learner_default(name, self.learner))
-        check_config(self)
+    def __init__(self, run: RunPart | None = None, tables: TablesPart | None = None,
+                 league: LeaguePart | None = None, warm_start: WarmStartPart | None = None,
+                 ppo: PPOPart | None = None, evaluation: EvalPart | None = None, **flat):
+        """Parts (copied; None: the part's defaults) with flat fields over them; the config
+        normalised, checked and its model files loaded (check_config)."""
+        raw = TrainConfig.unchecked(run, tables, league, warm_start, ppo, evaluation, **flat)
+        self.__dict__.update(check_config(raw).__dict__)
+
+    @classmethod
+    def unchecked(cls, run=None, tables=None, league=None, warm_start=None, ppo=None,
+                  evaluation=None, **flat) -> TrainConfig:
+        """A config exactly as given, neither normalised nor checked (what normalise, check
+        and load take apart); an unknown flat name is a TypeError, as for any dataclass."""
+        given = {"run": run, "tables": tables, "league": league, "warm_start": warm_start,
+                 "ppo": ppo, "evaluation": evaluation}
+        obj = cls.__new__(cls)
+        for name, part in PARTS:
+            p = given[name]
+            if p is not None and not isinstance(p, part):
+                raise TypeError(f"TrainConfig: {name} must be a {part.__name__}, not "
+                                f"{type(p).__name__}")
+            obj.__dict__[name] = part() if p is None else copy.deepcopy(p)
+        for key, value in flat.items():
+            if key not in PART_OF:
+                raise TypeError(f"TrainConfig.__init__() got an unexpected keyword argument "
+                                f"{key!r}")
+            setattr(obj.__dict__[PART_OF[key]], key, value)
+        return obj
+
+    @classmethod
+    def from_flat(cls, **fields) -> TrainConfig:
+        """The config of flat fields (config.json's "config", a recipe's keys): the rest at
+        their defaults; normalised, checked and loaded."""
+        return cls(**fields)
+
+    def to_flat(self) -> dict:
+        """Every field, flat, in FLAT order: config.json's "config" (the same bytes as ever)."""
+        return {n: copy.deepcopy(getattr(self.__dict__[PART_OF[n]], n)) for n in FLAT}
+
+    to_dict = to_flat
 
     def rules(self) -> RulesConfig:
-        kw = {"num_teams": self.teams}
-        if self.max_ticks is not None:
-            kw["max_ticks"] = self.max_ticks
-        return RulesConfig(**kw)
+        return self.tables.rules()
 
-    def to_dict(self) -> dict:
-        return dataclasses.asdict(self)
+    def __copy__(self) -> TrainConfig:        # parts are copied: a copy's fields are its own
+        return TrainConfig.unchecked(**{name: getattr(self, name) for name, _ in PARTS})
 
 
-BY_LEARNER = ("n_epochs", "torch_threads")   # defaults that depend on the learner
+def _flat_view(name: str, part: str) -> property:
+    def get(self):
+        return getattr(self.__dict__[part], name)
+
+    def put(self, value):
+        setattr(self.__dict__[part], name, value)
+    return property(get, put, doc=f"{part}.{name} (its flat name)")
 
 
-def learner_default(name: str, learner) -> int:
-    """The default of a field whose default depends on the learner (n_epochs, torch_threads:
-    TrainConfig's docs say why)."""
-    if name == "n_epochs":
-        return 2 if learner == "lean" else 4
-    if learner != "lean":
-        return 1
+for _name, _part in PART_OF.items():
+    setattr(TrainConfig, _name, _flat_view(_name, _part))
+
+
+TRAIN_MODULES = ("torch", "stable_baselines3", "sb3_contrib")    # the [train] extra's
+
+
+def require_train(purpose: str = "nertz train") -> None:
+    """Imports the `[train]` extra's modules (a run needs them all: the league env is SB3's,
+    both learners torch's), or raises MissingDependency, one line naming the extra: what
+    `nertz train` checks before a run starts, after its config is checked."""
+    for module in TRAIN_MODULES:
+        require(module, "train", purpose)
+
+
+def normalise(c: TrainConfig) -> TrainConfig:
+    """A new config: the fields whose default depends on the learner filled (BY_LEARNER),
+    lists as lists (opponents, net_arch of ints, formats of dicts), constraint 'none' as
+    None. Never raises; a value of a wrong kind stays for `check` to name."""
+    n = copy.copy(c)
+    for name in BY_LEARNER:
+        if getattr(n, name) is None:
+            setattr(n, name, learner_default(name, n.run.learner))
+    t, lg, p = n.tables, n.league, n.ppo
+    if t.constraint == "none":
+        t.constraint = None
+    if isinstance(t.formats, (list, tuple)) and all(isinstance(f, Mapping) for f in t.formats):
+        t.formats = [dict(f) for f in t.formats]
+    if isinstance(lg.opponents, tuple):
+        lg.opponents = list(lg.opponents)
+    if isinstance(p.net_arch, (list, tuple)) and all(_is_int(w) for w in p.net_arch):
+        p.net_arch = [int(w) for w in p.net_arch]
+    return n
+
+
+def check(c: TrainConfig) -> None:
+    """ValueError naming the first bad field of a normalised config and what it allows;
+    reads no file and changes nothing."""
+    _check_numbers(c)
+    _check_choices(c)
+    _check_tables(c)
+
+
+def load(c: TrainConfig) -> dict:
+    """What a checked config names, read now rather than at the first rollout or evaluation
+    hours later: the league's entries parsed at every seat count of its tables ({seats:
+    [LeagueEntry]}; a ppo:/snapshot: entry's model file read, any other agent made), a pair
+    refused at a solo team, and the evaluation's opponent made. ValueError naming the field."""
+    from ..registry import make_agent
+    tables = [(c.rules(), 0)]
+    if c.tables.formats:
+        from .formats import format_rules, resolve
+        tables = [format_rules(f, c.tables.max_ticks, where=f"formats[{i}]")
+                  for i, f in enumerate(resolve(c.tables.formats))]
+    parsed = {n: [parse_entry(entry, n - 1, where=f"opponents[{i}]")
+                  for i, entry in enumerate(c.league.opponents)]
+              for n in sorted({r.num_seats for r, _ in tables})}
+    for r, seat in tables:
+        check_pairs_seated(parsed[r.num_seats], r, seat)
     try:
-        cores = len(os.sched_getaffinity(0))
-    except AttributeError:                  # not on Linux
-        cores = os.cpu_count() or 1
-    return min(2, cores)
+        make_agent(c.evaluation.eval_against)
+    except ValueError as err:
+        raise ValueError(f"eval_against={c.evaluation.eval_against!r}: {err}") from None
+    return parsed
+
+
+def check_config(c: TrainConfig) -> TrainConfig:
+    """normalise, check and load in turn: the config made whole (a new one; `c` unchanged),
+    or a ValueError naming the first bad field and what it allows."""
+    whole = normalise(c)
+    check(whole)
+    load(whole)
+    return whole
 
 
 def _league_entries(c: TrainConfig) -> bool:
@@ -243,19 +257,6 @@ def check_given(c: TrainConfig, given, spell=str) -> None:
                              "or give what it needs")
 
 
-def field_docs(cls=None) -> dict:
-    """{field name: its docstring on one line}, read from the source of a dataclass whose
-    fields each have a docstring under them (TrainConfig when None: the help of `nertz
-    train`'s options; a recipe's Args too)."""
-    import ast
-    import inspect
-    tree = ast.parse(inspect.getsource(TrainConfig if cls is None else cls))
-    body = tree.body[0].body
-    return {n.target.id: " ".join(str(x.value.value).split())
-            for n, x in itertools.pairwise(body)
-            if isinstance(n, ast.AnnAssign) and isinstance(x, ast.Expr)}
-
-
 def _is_int(x) -> bool:
     return isinstance(x, numbers.Integral) and not isinstance(x, bool)
 
@@ -278,8 +279,6 @@ def _check_formats(c: TrainConfig) -> set:
     if c.num_envs < len(fmts):
         raise ValueError(f"num_envs={c.num_envs} must be >= the number of formats "
                          f"({len(fmts)}): every format needs a table")
-    if not isinstance(c.formats, str):
-        c.formats = [dict(f) for f in c.formats]
     return {format_rules(f, c.max_ticks, where=f"formats[{i}]")[0].num_seats
             for i, f in enumerate(fmts)}
 
@@ -321,15 +320,8 @@ def check_pairs_seated(entries, rules: RulesConfig, learner_seat: int = 0) -> No
                     "two-player teams only (R4)")
 
 
-def check_config(c: TrainConfig) -> None:
-    """ValueError naming the first bad field and what it allows; nothing else is done."""
-    _check_numbers(c)
-    _check_choices(c)
-    _check_tables(c)
-
-
 def _check_numbers(c: TrainConfig) -> None:
-    """check_config's integer and real fields: types and ranges."""
+    """check's integer and real fields: types and ranges."""
     ints = {"seed": 0, "timesteps": 1, "num_envs": 1, "teams": 2, "bc_rows": 0, "bc_epochs": 1,
             "bc_batch_size": 1, "n_steps": 2, "batch_size": 2, "n_epochs": 1,
             "checkpoint_every": 0, "eval_every": 0, "eval_deals": 2, "eval_league_deals": 0,
@@ -377,7 +369,7 @@ def _check_numbers(c: TrainConfig) -> None:
 
 
 def _check_choices(c: TrainConfig) -> None:
-    """check_config's named choices, the learner's own fields, paths and the network."""
+    """check's named choices, the learner's own fields, paths and the network."""
     if c.reward not in REWARDS:
         raise ValueError(f"reward={c.reward!r} must be one of {', '.join(REWARDS)}")
     if c.learner not in LEARNERS:
@@ -385,8 +377,6 @@ def _check_choices(c: TrainConfig) -> None:
     if c.constraint is not None:
         from ..constraints import check_constraint
         check_constraint(c.constraint)
-        if c.constraint == "none":
-            c.constraint = None
     if c.partner not in PARTNERS:
         raise ValueError(f"partner={c.partner!r} must be one of {', '.join(PARTNERS)}")
     lean_only = [n for n in ("formats", "init", "shift_cost", "constraint", "critic_warmup")
@@ -414,14 +404,13 @@ def _check_choices(c: TrainConfig) -> None:
             or not all(_is_int(w) and 1 <= w <= 65536 for w in arch)):
         raise ValueError(f"net_arch={arch!r} must be a non-empty list of layer widths "
                          "(ints 1..65536)")
-    c.net_arch = [int(w) for w in arch]
     if c.learner == "lean":
         check_lean_net(c.net_arch)
 
 
 def _check_tables(c: TrainConfig) -> None:
-    """check_config's checks across fields: the rollout, the tables and formats, the league's
-    entries at their seats, the teacher and the evaluation's opponent."""
+    """check's checks across fields: the rollout, the tables and formats, the league's list,
+    the teacher and the evaluation's opponent (load makes the agents they name)."""
     if c.batch_size > c.n_steps * c.num_envs:
         raise ValueError(f"batch_size={c.batch_size} must be <= n_steps * num_envs "
                          f"({c.n_steps * c.num_envs}, the rollout size)")
@@ -429,24 +418,13 @@ def _check_tables(c: TrainConfig) -> None:
         raise ValueError(f"bc_rows={c.bc_rows} must be 0 (no warm start) or >= 2 * num_envs "
                          f"({2 * c.num_envs})")
     try:
-        rules = c.rules()
+        c.rules()
     except ValueError as err:
         raise ValueError(f"teams / max_ticks: {err}") from None
     if not isinstance(c.opponents, (list, tuple)) or not c.opponents:
         raise ValueError(f"opponents={c.opponents!r} must be a non-empty list of agent specs")
-    c.opponents = list(c.opponents)
-    seats = {rules.num_seats}
     if c.formats:
-        seats = _check_formats(c)
-    tables = [(rules, 0)]
-    if c.formats:
-        from .formats import format_rules, resolve
-        tables = [format_rules(f, c.max_ticks, where=f"formats[{i}]")
-                  for i, f in enumerate(resolve(c.formats))]
-    parsed = {n: [parse_entry(entry, n - 1, where=f"opponents[{i}]")
-                  for i, entry in enumerate(c.opponents)] for n in sorted(seats)}
-    for r, seat in tables:
-        check_pairs_seated(parsed[r.num_seats], r, seat)
+        _check_formats(c)
     try:
         kind, _, _ = core_bot(c.teacher)
     except ValueError as err:
@@ -455,8 +433,12 @@ def _check_tables(c: TrainConfig) -> None:
         raise ValueError(f"teacher={c.teacher!r} must be greedy or a heuristic spec (a scored bot)")
     if not isinstance(c.eval_against, str) or not c.eval_against.strip():
         raise ValueError(f"eval_against={c.eval_against!r} must be an agent spec")
-    from ..registry import make_agent
-    try:                                  # now, not at the first evaluation hours later
-        make_agent(c.eval_against)
-    except ValueError as err:
-        raise ValueError(f"eval_against={c.eval_against!r}: {err}") from None
+
+
+__all__ = ["BEST_HEURISTIC", "BY_LEARNER", "DEVICES", "FIXED_ON_RESUME", "FLAT", "LEARNERS",
+           "MAX_SNAPSHOTS", "NEEDS", "PART_OF", "PARTNERS", "PARTS", "REWARDS",
+           "TOURNAMENT_RULES", "EvalPart", "LeaguePart", "PPOPart", "RunPart", "TablesPart",
+           "TRAIN_MODULES", "TrainConfig", "WarmStartPart", "check", "check_config",
+           "check_given", "require_train",
+           "check_lean_net", "check_pairs_seated", "field_docs", "flat_defaults",
+           "learner_default", "load", "normalise"]

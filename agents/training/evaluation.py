@@ -126,25 +126,25 @@ def evaluate_run(model, cfg: TrainConfig, run: Path, logger=None, log=print) -> 
     """One evaluation of a run (module docstring): the headline match, then (eval_league_deals) the
     league entries, whose differences become the league weights. Appends a row per match to
     eval.jsonl and eval.csv and records eval/* scalars."""
-    rules = cfg.rules()
+    rules, ev = cfg.rules(), cfg.evaluation
     rows = []
     with tempfile.TemporaryDirectory() as tmp, numba_compiling() as compiling:
         path = Path(tmp) / "policy.zip"
         model.save(path)
         t0 = time.perf_counter()
-        head = evaluate_policy_zip(path, cfg.eval_against, rules, cfg.eval_deals, cfg.eval_seed)
+        head = evaluate_policy_zip(path, ev.eval_against, rules, ev.eval_deals, ev.eval_seed)
         head.update(timesteps=int(model.num_timesteps), seconds=time.perf_counter() - t0)
         rows.append(head)
         league = league_of(model.get_env())
-        if cfg.eval_league_deals and len(league.entries) > 1:
+        if ev.eval_league_deals and len(league.entries) > 1:
             diffs = []
             for en in league.entries:
                 t0 = time.perf_counter()
                 if len(set(en.specs)) == 1:
-                    r = evaluate_policy_zip(path, en.specs[0], rules, cfg.eval_league_deals,
-                                            cfg.eval_seed)
+                    r = evaluate_policy_zip(path, en.specs[0], rules, ev.eval_league_deals,
+                                            ev.eval_seed)
                 else:
-                    r = evaluate_mixed(path, en, rules, cfg.eval_league_deals, cfg.eval_seed)
+                    r = evaluate_mixed(path, en, rules, ev.eval_league_deals, ev.eval_seed)
                 r.update(timesteps=int(model.num_timesteps), seconds=time.perf_counter() - t0,
                          against=f"league:{en.name}")
                 rows.append(r)
@@ -162,7 +162,7 @@ def evaluate_run(model, cfg: TrainConfig, run: Path, logger=None, log=print) -> 
             for s in league.stats():
                 logger.record(f"league/weight/{s['name']}", s["weight"])
         logger.dump(int(model.num_timesteps))
-    log(eval_line(head, cfg.eval_against, compiling[0]))
+    log(eval_line(head, ev.eval_against, compiling[0]))
     return head
 
 

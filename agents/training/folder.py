@@ -115,24 +115,24 @@ def check_out(cfg: TrainConfig, overwrite: bool = False) -> str:
     overwrite, 'replace' (a finished run of nertz train and nothing else); a ValueError
     naming out otherwise (a file, or a folder holding anything: another run's files are
     never replaced without --overwrite, a resume's --out included)."""
-    out = Path(cfg.out)
-    if cfg.resume:
-        run = checkpoint_run(cfg.resume)
+    out = Path(cfg.run.out)
+    if cfg.run.resume:
+        run = checkpoint_run(cfg.run.resume)
         if run is not None and out.exists() and _same(out, run):
             return "own"
     if not out.exists():
         return "new"
     if not out.is_dir():
-        raise ValueError(f"out={cfg.out!r} is a file, not a folder: name a new or empty folder")
+        raise ValueError(f"out={cfg.run.out!r} is a file, not a folder: name a new or empty folder")
     if not any(out.iterdir()):
         return "empty"
     if overwrite:
         why = unfinished(out)
         if why:
-            raise ValueError(f"out={cfg.out!r}: --overwrite replaces only a finished nertz "
+            raise ValueError(f"out={cfg.run.out!r}: --overwrite replaces only a finished nertz "
                              f"train run, and {why}; name a new or empty folder")
-        if cfg.resume and Path(cfg.resume).resolve().is_relative_to(out.resolve()):
-            raise ValueError(f"out={cfg.out!r}: --overwrite would delete the checkpoint it "
+        if cfg.run.resume and Path(cfg.run.resume).resolve().is_relative_to(out.resolve()):
+            raise ValueError(f"out={cfg.run.out!r}: --overwrite would delete the checkpoint it "
                              "resumes; name another folder")
         return "replace"
     if (out / "config.json").exists():
@@ -140,16 +140,16 @@ def check_out(cfg: TrainConfig, overwrite: bool = False) -> str:
     else:
         what = "is not empty"
     hint = "name a new or empty folder"
-    if cfg.resume:
+    if cfg.run.resume:
         hint += (" (leave --out out to continue in the checkpoint's own run folder)"
-                 if checkpoint_run(cfg.resume) is not None else "")
+                 if checkpoint_run(cfg.run.resume) is not None else "")
     else:
-        done = checkpoint_steps(out, cfg.learner == "lean")
-        if done and cfg.learner != "lean":
+        done = checkpoint_steps(out, cfg.run.learner == "lean")
+        if done and cfg.run.learner != "lean":
             hint += f", or continue that run: nertz train --resume {done[-1][1]}"
         if unfinished(out) is None:
             hint += ", or give --overwrite to replace that finished run"
-    raise ValueError(f"out={cfg.out!r} {what}: {hint}")
+    raise ValueError(f"out={cfg.run.out!r} {what}: {hint}")
 
 
 def aside(run: Path) -> Path:
@@ -162,7 +162,7 @@ def stopped_line(cfg: TrainConfig, state: str, run: Path) -> str:
     checkpoint of this run (so the same command can run again; an earlier run replaced by
     --overwrite is put back), else kept; the line says which, and the command that
     continues it."""
-    lean = cfg.learner == "lean"
+    lean = cfg.run.learner == "lean"
     done = checkpoint_steps(run, lean)
     if state != "own" and not done:
         if state in ("new", "replace"):
@@ -186,7 +186,7 @@ def stopped_line(cfg: TrainConfig, state: str, run: Path) -> str:
                 f"the lean PPO does not resume: start a new run from it with --init {ck} "
                 f"(actor and critic), or remove {run} to run the same command again")
     return (f"{run} is kept with its checkpoints{gone}; continue from the latest (step "
-            f"{step:,}): nertz train --resume {ck} --timesteps {cfg.timesteps} (this run's "
+            f"{step:,}): nertz train --resume {ck} --timesteps {cfg.run.timesteps} (this run's "
             "total)")
 
 
@@ -197,7 +197,7 @@ def stopped_cleanly(cfg: TrainConfig, state: str, log=print):
     deleted; on Ctrl-C or an error the folder removed or kept (stopped_line), the line put
     on the KeyboardInterrupt (`out_note`, which `nertz` prints) or, for an error, logged
     before it propagates."""
-    run = Path(cfg.out)
+    run = Path(cfg.run.out)
     if state == "replace":
         os.rename(run, aside(run))
     try:

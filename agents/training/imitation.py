@@ -11,11 +11,13 @@ trained on: `split_holdout`) is printed and saved in bc.json (`warm_start`).
 The lean PPO's actor and critic are cloned through `LeanPolicy` (the same loss, optimiser
 and minibatches); with formats the data comes from every format's tables (`teacher_data`).
 
-Imports config.py and league.py (the env of the run's kind); folder.py's writer and
-torch, tqdm only inside functions.
+Imports config.py and league.py (the env of the run's kind); needs the `[train]` extra: torch
+is imported at the top (through nertz_env.optional, whose error names the extra); folder.py's
+writer and tqdm inside functions.
 """
 from __future__ import annotations
 
+import copy
 import sys
 import time
 from pathlib import Path
@@ -28,6 +30,8 @@ from nertz_env.optional import require
 
 from .config import TrainConfig
 from .league import make_env
+
+torch = require("torch", "train", "the imitation warm start")
 
 
 class Teacher:
@@ -109,7 +113,6 @@ def split_holdout(data: dict, holdout: float):
 
 def policy_choices(policy, obs, masks, batch: int = 4096) -> np.ndarray:
     """The masked argmax of the policy's logits (deterministic play) for every row."""
-    torch = require("torch", "train", "the imitation warm start")
     out = []
     with torch.no_grad():
         for i in range(0, len(obs), batch):
@@ -133,7 +136,6 @@ def behaviour_clone(policy, data: dict, epochs: int, batch_size: int, lr: float,
     vf_coef * squared error of the value head on the returns), with an Adam of its own.
     Returns the mean cross-entropy per epoch. bar: a progress bar, advanced by the rows of
     every minibatch."""
-    torch = require("torch", "train", "the imitation warm start")
     g = np.random.default_rng(np.random.SeedSequence([int(seed), 11]))
     opt = torch.optim.Adam(policy.parameters(), lr=lr)
     n = len(data["actions"])
@@ -192,8 +194,6 @@ class LeanPolicy:
         self.critic.train(mode)
 
     def _logp(self, obs, action_masks):
-        import torch
-
         from .lean_policy import masked_logp
         return masked_logp(self.actor, obs, torch.as_tensor(np.asarray(action_masks, bool)))
 
@@ -210,29 +210,28 @@ class LeanPolicy:
 
 def teacher_data(cfg: TrainConfig, bar=None, masks=None, self_agent=None) -> tuple:
     """(data, train part, held-out part) of the warm start: the teacher's positions on a fresh
-    env of the run's kind (seed cfg.seed + 500009), with formats one env per format (each its
+    env of the run's kind (seed cfg.run.seed + 500009), with formats one env per format (each its
     share of the tables; the held-out tables, split_holdout's last ones, are then the last
     formats'). masks(obs, legal):
     the learner's masks (its constraint), rows whose teacher move they forbid dropped;
     self_agent: the partner of partner='self'."""
-    import copy
-    other = copy.copy(cfg)
-    other.seed = cfg.seed + 500_009
-    if cfg.formats:
+    other = copy.copy(cfg)                      # its parts its own
+    other.run.seed = cfg.run.seed + 500_009
+    if cfg.tables.formats:
         from .formats import make_formats_env
         env = make_formats_env(other)
         subs = env.envs
     else:
         env = make_env(other, monitor=False)
         subs = [env]
-    steps = -(-cfg.bc_rows // env.num_envs)
+    steps = -(-cfg.warm_start.bc_rows // env.num_envs)
     parts, offset = [], 0
     for sub in subs:
         if self_agent is not None:
             from .league import league_of
             league_of(sub).set_self_agent(self_agent)
-        d = collect_teacher_data(sub, Teacher(sub, cfg.teacher), steps * sub.num_envs,
-                                 cfg.gamma, bar=bar)
+        d = collect_teacher_data(sub, Teacher(sub, cfg.warm_start.teacher), steps * sub.num_envs,
+                                 cfg.ppo.gamma, bar=bar)
         d["table"] = d["table"] + offset
         offset += sub.num_envs
         if masks is not None:
@@ -243,7 +242,7 @@ def teacher_data(cfg: TrainConfig, bar=None, masks=None, self_agent=None) -> tup
     env.close()
     data = parts[0] if len(parts) == 1 else {k: np.concatenate([p[k] for p in parts])
                                              for k in parts[0]}
-    return (data, *split_holdout(data, cfg.bc_holdout))
+    return (data, *split_holdout(data, cfg.warm_start.bc_holdout))
 
 
 def phase_bar(total: int, desc: str, unit: str, enabled: bool = True):
@@ -274,32 +273,33 @@ def warm_start(model, cfg: TrainConfig, run: Path, log=print, masks=None,
                self_agent=None) -> dict:
     """Collect teacher data on a fresh env of the run's kind (other seed: teacher_data, with
     masks and self_agent), clone it into model.policy (an SB3 policy or a LeanPolicy),
-    measure the held-out accuracy; writes bc.json. With cfg.progress each phase (the
+    measure the held-out accuracy; writes bc.json. With cfg.run.progress each phase (the
     positions collected, the rows fitted) has its own bar."""
     from .folder import write_json
-    E = cfg.num_envs
+    ws, E = cfg.warm_start, cfg.tables.num_envs
     t0 = time.perf_counter()
-    bar = _shown(phase_bar(-(-cfg.bc_rows // E) * E, "imitation data", "pos", cfg.progress), log)
+    bar = _shown(phase_bar(-(-ws.bc_rows // E) * E, "imitation data", "pos", cfg.run.progress),
+                 log)
     try:
         data, fit, held = teacher_data(cfg, bar, masks, self_agent)
     finally:
         _done(bar, log)
     t_collect = time.perf_counter() - t0
-    log(f"imitation: {len(data['actions']):,} positions of {cfg.teacher} in {t_collect:.1f} s "
+    log(f"imitation: {len(data['actions']):,} positions of {ws.teacher} in {t_collect:.1f} s "
         f"({len(data['actions']) / max(t_collect, 1e-9):,.0f} env-steps/s); "
         f"{len(held['actions']):,} held out")
     t0 = time.perf_counter()
-    bar = _shown(phase_bar(cfg.bc_epochs * len(fit["actions"]), "behaviour cloning", "row",
-                           cfg.progress), log)
+    bar = _shown(phase_bar(ws.bc_epochs * len(fit["actions"]), "behaviour cloning", "row",
+                           cfg.run.progress), log)
     try:
-        losses = behaviour_clone(model.policy, fit, cfg.bc_epochs, cfg.bc_batch_size,
-                                 cfg.bc_learning_rate, cfg.bc_value, cfg.vf_coef, cfg.seed, log,
-                                 bar=bar)
+        losses = behaviour_clone(model.policy, fit, ws.bc_epochs, ws.bc_batch_size,
+                                 ws.bc_learning_rate, ws.bc_value, cfg.ppo.vf_coef, cfg.run.seed,
+                                 log, bar=bar)
     finally:
         _done(bar, log)
     t_fit = time.perf_counter() - t0
     acc = imitation_accuracy(model.policy, held)
-    info = {"teacher": cfg.teacher, "rows": len(data["actions"]),
+    info = {"teacher": cfg.warm_start.teacher, "rows": len(data["actions"]),
             "train_rows": len(fit["actions"]), "heldout_rows": len(held["actions"]),
             "heldout_accuracy": acc, "train_accuracy": imitation_accuracy(model.policy, fit),
             "losses": losses, "collect_seconds": t_collect, "fit_seconds": t_fit}

@@ -19,125 +19,28 @@ arrays: per step one numba call gathers all their rows (nertz_env/envs/learner_b
 `external`) and each distinct spec runs one act_batch over all of its rows, whatever tables,
 seats and entries they sit at. Evaluations play the learner against each entry alike.
 
-`make_env` builds the training env (NertzVecEnv -> LeagueVecEnv -> VecMonitor). Imports no
-other training module; stable-baselines3 only inside functions (LeagueVecEnv is made on
-first use).
+`make_env` builds the training env (NertzVecEnv -> LeagueVecEnv -> VecMonitor). The entries
+themselves (`parse_entry`, `LeagueEntry`, `league_weights`, `SNAPSHOT`) are entries.py's,
+without torch, re-exported here. Needs the `[train]` extra: stable-baselines3 is imported at
+the top (LeagueVecEnv is a VecEnvWrapper), through nertz_env.optional, whose error names the
+extra.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
-from pathlib import Path
-
 import numpy as np
 
-from nertz_env.bot_specs import CORE_KINDS, core_bot
 from nertz_env.core.policies import POLICY_EXTERNAL
 from nertz_env.core.scoring import relative_points
 from nertz_env.envs.opponents import for_table
 from nertz_env.optional import require
 
-from ..specs import split_lineup
+from .entries import SNAPSHOT, LeagueEntry, league_weights, parse_entry
 
-SNAPSHOT = "snapshot:"
-
-
-@dataclass
-class LeagueEntry:
-    """One opponent of the league: a name and, per other seat, its make_agent spec, the core
-    bot (kind, knobs) and the agent playing it from outside numba (None for a core bot, whose
-    seat the core plays; POLICY_EXTERNAL for the others). A snapshot has `path` set."""
-    name: str
-    specs: list       # per other seat: a make_agent spec (a snapshot's: "ppo:PATH")
-    seats: list       # [(kind, knobs int64 [K])] one per other seat, in seat order
-    path: str | None = None
-    agents: list = None   # per other seat: an Agent (its act_batch) or None (a core bot)
-
-    def external(self) -> bool:
-        return any(a is not None for a in self.agents or ())
+_vec_env = require("stable_baselines3.common.vec_env", "train", "the training league")
 
 
-def _outside_agent(spec: str, where: str):
-    """make_agent(spec) for a seat the core cannot play; ValueError naming `where`."""
-    from ..registry import make_agent
-    try:
-        return make_agent(spec)
-    except ValueError as err:
-        raise ValueError(f"{where}: {err}") from None
-
-
-def parse_entry(entry, n_others: int, where: str = "opponent") -> LeagueEntry:
-    """A league entry from an agent spec (all other seats), specs joined by '+' (one per
-    other seat), or "snapshot:PATH" (a saved model of the learner at every other seat,
-    played deterministically as make_agent("ppo:PATH")); ValueError naming `where`
-    otherwise. A spec the core cannot play is made once (make_agent) and shared by every
-    seat that names it."""
-    if isinstance(entry, LeagueEntry):
-        return entry
-    if not isinstance(entry, str) or not entry.strip():
-        raise ValueError(f"{where}={entry!r} must be an agent spec such as 'greedy', "
-                         "'heuristic:style=river-builder', 'learned' or 'ppo:PATH', or "
-                         "'snapshot:PATH' (learner snapshots: a saved model)")
-    knobs0 = core_bot("random")[1] * 0
-    if entry.strip().startswith(SNAPSHOT):
-        path = entry.strip()[len(SNAPSHOT):].strip()
-        if not path or not Path(path).is_file() or "," in path:
-            raise ValueError(f"{where}={entry!r}: a snapshot is 'snapshot:PATH' with PATH an "
-                             "existing model file (no commas in the path)")
-        agent = _outside_agent(f"ppo:{path}", where)
-        return LeagueEntry(f"snapshot:{Path(path).stem}", [f"ppo:{path}"] * n_others,
-                           [(POLICY_EXTERNAL, knobs0)] * n_others, path=path,
-                           agents=[agent] * n_others)
-    specs = split_lineup(entry)         # a '+' inside a spec (constraints) stays in it
-    if len(specs) == 1:
-        specs = specs * n_others
-    if len(specs) != n_others:
-        raise ValueError(f"{where}={entry!r} names {len(specs)} seats joined by '+'; the table "
-                         f"has {n_others} other seats (or give one spec for all)")
-    seats, agents, made = [], [], {}
-    for s in specs:
-        if s.partition(":")[0] in CORE_KINDS:
-            try:
-                kind, knobs, _ = core_bot(s)
-            except ValueError as err:
-                raise ValueError(f"{where}: {err}") from None
-            seats.append((kind, knobs))
-            agents.append(None)
-            continue
-        if s not in made:
-            made[s] = _outside_agent(s, where)
-        core = made[s].core_policy()
-        if core is not None:
-            seats.append((int(core[0]), np.asarray(core[1], np.int64)))
-            agents.append(None)
-        else:
-            seats.append((POLICY_EXTERNAL, knobs0))
-            agents.append(made[s])
-    return LeagueEntry(entry.strip(), specs, seats, agents=agents)
-
-
-def league_weights(diffs, temperature: float, uniform: float) -> np.ndarray:
-    """Sampling weights of the entries: softmax(-diff / temperature) mixed with `uniform` of
-    the uniform weights; entries with no number yet (NaN) get the mean of those that have
-    one (all NaN: uniform)."""
-    d = np.asarray(diffs, np.float64)
-    n = d.size
-    if n == 0:
-        return d
-    known = np.isfinite(d)
-    if not known.any():
-        return np.full(n, 1.0 / n)
-    d = np.where(known, d, d[known].mean())
-    z = -(d - d.min()) / temperature
-    p = np.exp(z - z.max())
-    p /= p.sum()
-    return (1.0 - uniform) * p + uniform / n
-
-
-class _League:
-    """LeagueVecEnv's methods (the class itself is made on first use, over SB3's
-    VecEnvWrapper: importing SB3 imports torch, which `nertz --help` should not wait for).
-
-    A NertzVecEnv whose tables each play one league entry at a time: every table draws an
+class LeagueVecEnv(_vec_env.VecEnvWrapper):
+    """A NertzVecEnv whose tables each play one league entry at a time: every table draws an
     entry (league weights) when it is dealt a hand (at reset and when a hand ends), and the
     entry's bots are written into that table's rows of the env's per-table bot arrays
     (kinds / knobs [tables, seats]), which the core plays inside numba. A snapshot entry
@@ -297,45 +200,34 @@ class _League:
                                           self.rel_sum)]
 
 
-_LEAGUE_CLASS = []
-
-
 def league_class():
-    """LeagueVecEnv: _League over stable-baselines3's VecEnvWrapper, made once."""
-    if not _LEAGUE_CLASS:
-        vec_env = require("stable_baselines3.common.vec_env", "train", "the training league")
-        _LEAGUE_CLASS.append(type("LeagueVecEnv", (_League, vec_env.VecEnvWrapper),
-                                  {"__doc__": _League.__doc__.split("\n\n", 1)[1],
-                                   "__module__": __name__}))
-    return _LEAGUE_CLASS[0]
-
-
-def __getattr__(name):
-    if name == "LeagueVecEnv":
-        return league_class()
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    """LeagueVecEnv (code written when the class was made on first use calls this)."""
+    return LeagueVecEnv
 
 
 def make_env(cfg, seed: int | None = None, monitor: bool = True, rules=None,
              num_envs: int | None = None, learner_seat: int = 0):
     """The training env of a TrainConfig: NertzVecEnv + LeagueVecEnv (+ VecMonitor); rules,
     num_envs and learner_seat: another table than the config's (formats.py: one per format)."""
-    vec_env = require("stable_baselines3.common.vec_env", "train", "the training env")
-
     from nertz_env.envs.vector import NertzVecEnv
-    seed = cfg.seed if seed is None else seed
+    seed = cfg.run.seed if seed is None else seed
     rules = cfg.rules() if rules is None else rules
-    base = NertzVecEnv(num_envs=cfg.num_envs if num_envs is None else num_envs, config=rules,
-                       seed=seed, reward=cfg.reward, learner_seat=learner_seat)
-    env = league_class()(base, cfg.opponents, seed=seed, temperature=cfg.priority_temperature,
-                         uniform=cfg.priority_uniform, partner=cfg.partner)
-    return vec_env.VecMonitor(env) if monitor else env
+    t, lg = cfg.tables, cfg.league
+    base = NertzVecEnv(num_envs=t.num_envs if num_envs is None else num_envs, config=rules,
+                       seed=seed, reward=t.reward, learner_seat=learner_seat)
+    env = LeagueVecEnv(base, lg.opponents, seed=seed, temperature=lg.priority_temperature,
+                       uniform=lg.priority_uniform, partner=t.partner)
+    return _vec_env.VecMonitor(env) if monitor else env
 
 
 def league_of(env):
     """The LeagueVecEnv inside wrappers (VecMonitor)."""
-    while not isinstance(env, _League):
+    while not isinstance(env, LeagueVecEnv):
         env = getattr(env, "venv", None)
         if env is None:
             raise ValueError("no LeagueVecEnv in this env")
     return env
+
+
+__all__ = ["SNAPSHOT", "LeagueEntry", "LeagueVecEnv", "league_class", "league_of",
+           "league_weights", "make_env", "parse_entry"]

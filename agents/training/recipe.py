@@ -1,7 +1,8 @@
 """Recipes as files: `nertz train --spec RECIPE.toml`. A recipe is TOML whose keys are `nertz
-train`'s option names as TrainConfig spells them (`learner = "lean"`, `timesteps = 12000000`,
-`net_arch = [128, 128]`, `opponents = ["heuristic:style=river-builder", "greedy"]`), plus an
-optional `[recipe]` table of `name` and `note`. Its values become the command's defaults; the
+train`'s option names as TrainConfig spells them flat, config.json's keys (parts.py FLAT:
+`learner = "lean"`, `timesteps = 12000000`, `net_arch = [128, 128]`, `opponents =
+["heuristic:style=river-builder", "greedy"]`), plus an optional `[recipe]` table of `name`
+and `note`. Its values become the command's defaults; the
 options given on the command line override them. The run folder (--out) and --resume are the
 command line's only: a recipe says how a model is made, not where one run of it goes.
 
@@ -10,23 +11,19 @@ counted before tomllib parses it, every refusal one line naming the file and the
 The shipped models' recipes are in train/recipes/."""
 from __future__ import annotations
 
-import dataclasses
-
-from .config import TrainConfig
+from .parts import FLAT, flat_defaults
 
 NOT_IN_A_RECIPE = {"out": "the run folder is the command line's: give --out",
                    "resume": "a recipe starts a fresh run; --resume continues a checkpoint's "
                              "own config"}
 INFO_KEYS = ("name", "note")                  # the optional [recipe] table
-_FIELDS = {f.name: f for f in dataclasses.fields(TrainConfig)}
-RECIPE_KEYS = tuple(n for n in _FIELDS if n not in NOT_IN_A_RECIPE)
+RECIPE_KEYS = tuple(n for n in FLAT if n not in NOT_IN_A_RECIPE)
 _OPTIONAL_INT = ("max_ticks", "n_epochs", "torch_threads", "bc_rows")
 _OPTIONAL_STR = ("init", "constraint")
 
 
 def _default(name):
-    f = _FIELDS[name]
-    return f.default if f.default is not dataclasses.MISSING else f.default_factory()
+    return flat_defaults()[name]
 
 
 def _kind(name) -> str:
@@ -92,7 +89,7 @@ def recipe_from_dict(data: dict, where: str = "recipe") -> dict:
             continue
         if key in NOT_IN_A_RECIPE:
             raise ValueError(f"{where}: {key!r} cannot be in a recipe ({NOT_IN_A_RECIPE[key]})")
-        if key not in _FIELDS:
+        if key not in FLAT:
             raise ValueError(f"{where}: unknown key {key[:60]!r}; keys are the options of "
                              "nertz train as TrainConfig spells them: " + ", ".join(RECIPE_KEYS)
                              + " (and a [recipe] table of name, note)")

@@ -24,8 +24,9 @@ never through it.
 The arguments and their checks are config.py's; a run with `resume` set continues a
 checkpoint (checkpoints.py `resume_config`, `load_checkpoint`).
 
-Imports every other training module (none imports this one); torch, stable-baselines3 and
-sb3-contrib only inside functions.
+Imports every other training module but lean_ppo.py (only lean_ppo.py imports this one:
+its log line above the bar); needs the `[train]` extra: torch, stable-baselines3 and
+sb3-contrib are imported at the top, through nertz_env.optional, whose error names the extra.
 """
 from __future__ import annotations
 
@@ -46,16 +47,22 @@ from .evaluation import compile_note, evaluate_run, numba_compiling, tournament_
 from .imitation import warm_start
 from .league import league_of, make_env
 
+torch = require("torch", "train", "training")
+MaskablePPO = require("sb3_contrib", "train", "training").MaskablePPO
+_callbacks = require("stable_baselines3.common.callbacks", "train", "training")
+BaseCallback, CallbackList = _callbacks.BaseCallback, _callbacks.CallbackList
+Logger = require("stable_baselines3.common.logger", "train", "training").Logger
+
 
 def build_model(cfg: TrainConfig, env, tensorboard_log=None):
     """A fresh MaskablePPO of the config's hyperparameters on env."""
-    MaskablePPO = require("sb3_contrib", "train", "training").MaskablePPO
+    p = cfg.ppo
     return MaskablePPO(
-        "MlpPolicy", env, n_steps=cfg.n_steps, batch_size=cfg.batch_size, n_epochs=cfg.n_epochs,
-        learning_rate=cfg.learning_rate, gamma=cfg.gamma, gae_lambda=cfg.gae_lambda,
-        clip_range=cfg.clip_range, ent_coef=cfg.ent_coef, vf_coef=cfg.vf_coef, seed=cfg.seed,
-        device=cfg.device, verbose=0, tensorboard_log=tensorboard_log,
-        policy_kwargs={"net_arch": list(cfg.net_arch)})
+        "MlpPolicy", env, n_steps=p.n_steps, batch_size=p.batch_size, n_epochs=p.n_epochs,
+        learning_rate=p.learning_rate, gamma=p.gamma, gae_lambda=p.gae_lambda,
+        clip_range=p.clip_range, ent_coef=p.ent_coef, vf_coef=p.vf_coef, seed=cfg.run.seed,
+        device=cfg.run.device, verbose=0, tensorboard_log=tensorboard_log,
+        policy_kwargs={"net_arch": list(p.net_arch)})
 
 
 def tensorboard_available() -> bool:
@@ -65,11 +72,11 @@ def tensorboard_available() -> bool:
 
 def rules_line(cfg: TrainConfig) -> str:
     """The line a run prints first: the rules it trains on beside those tournaments play."""
-    r, t = cfg.rules(), RulesConfig(num_teams=cfg.teams)
+    r, t = cfg.rules(), RulesConfig(num_teams=cfg.tables.teams)
     if r == t:
-        return (f"rules: {cfg.teams} teams, hands cut at max_ticks={r.max_ticks}: the rules "
+        return (f"rules: {t.num_teams} teams, hands cut at max_ticks={r.max_ticks}: the rules "
                 "`nertz tournament` plays by default; evaluations play them too")
-    return (f"rules: {cfg.teams} teams, hands cut at max_ticks={r.max_ticks}, NOT the "
+    return (f"rules: {t.num_teams} teams, hands cut at max_ticks={r.max_ticks}, NOT the "
             f"max_ticks={t.max_ticks} `nertz tournament` plays by default; evaluations play "
             "the training rules, so judge the final model with `nertz tournament`")
 
@@ -85,15 +92,16 @@ def env_kernels(cfg: TrainConfig) -> tuple:
     from nertz_env.core.batch import vec_step_observe_batch, vec_step_observe_range
     from nertz_env.core.policies import policy_actions_range
     from nertz_env.engine import PARALLEL_MIN_TABLES
-    step = vec_step_observe_batch if cfg.num_envs >= PARALLEL_MIN_TABLES else vec_step_observe_range
-    return (step, policy_actions_range) if cfg.bc_rows else (step,)
+    big = cfg.tables.num_envs >= PARALLEL_MIN_TABLES
+    step = vec_step_observe_batch if big else vec_step_observe_range
+    return (step, policy_actions_range) if cfg.warm_start.bc_rows else (step,)
 
 
 def files_line(cfg: TrainConfig, run: Path, tb) -> str:
     """The last line of a run: what it left where (only what is there), and the commands
     that use it."""
     final = run / "final.zip"
-    agents = shlex.quote(f"ppo:{final},{cfg.eval_against}")
+    agents = shlex.quote(f"ppo:{final},{cfg.evaluation.eval_against}")
     out = [f"run folder {run}: final.zip (the model)"]
     done = checkpoint_steps(run, lean=False)
     if done:
@@ -109,7 +117,7 @@ def files_line(cfg: TrainConfig, run: Path, tb) -> str:
     if tb and Path(tb).is_dir():
         out.append(f"tb/ (tensorboard --logdir {shlex.quote(str(run / 'tb'))})")
     return (", ".join(out) + f"; play the model: nertz tournament --agents {agents} "
-            f"--teams {cfg.teams}")
+            f"--teams {cfg.tables.teams}")
 
 
 def quiet_logger(tb):
@@ -118,7 +126,6 @@ def quiet_logger(tb):
     None (SB3 then logs into tb/, in the run)."""
     if tb:
         return None
-    Logger = require("stable_baselines3.common.logger", "train", "training").Logger
     return Logger(folder=None, output_formats=[])
 
 
@@ -135,32 +142,29 @@ def train(cfg: TrainConfig, log=print, callbacks=(), overwrite: bool = False, be
     before it, and no line printed before it: a refused run prints its error alone); a run
     stopped before its first checkpoint removes it again, one stopped later keeps it and
     says which checkpoint continues it (checkpoints.py stopped_cleanly)."""
-    torch = require("torch", "train", "training")
-    CallbackList = require("stable_baselines3.common.callbacks", "train", "training").CallbackList
-
-    if cfg.learner != "sb3":
-        raise ValueError(f"learner={cfg.learner!r}: this is SB3's run; the lean PPO is "
+    if cfg.run.learner != "sb3":
+        raise ValueError(f"learner={cfg.run.learner!r}: this is SB3's run; the lean PPO is "
                          "agents/training/lean_ppo.py train_run")
-    run = Path(cfg.out)
+    run = Path(cfg.run.out)
     state = check_out(cfg, overwrite)
-    os.environ.setdefault("OMP_NUM_THREADS", str(cfg.torch_threads))
-    torch.set_num_threads(cfg.torch_threads)
+    os.environ.setdefault("OMP_NUM_THREADS", str(cfg.run.torch_threads))
+    torch.set_num_threads(cfg.run.torch_threads)
     tb, later = None, []                 # lines held until the folder exists
-    if cfg.tensorboard:
+    if cfg.run.tensorboard:
         if tensorboard_available():
             tb = str(run / "tb")
         else:
             later.append("tensorboard is not installed: no TensorBoard logs (pip install "
                          "tensorboard)")
-    if cfg.resume:
+    if cfg.run.resume:
         model = load_checkpoint(cfg, tb, later.append)
     else:
         model = build_model(cfg, make_env(cfg), tb)
     logger = quiet_logger(tb)
     if logger is not None:
         model.set_logger(logger)
-    note = compile_note(env_kernels(cfg), f"the training env ({cfg.num_envs} tables)",
-                        "the progress bar waits at its start meanwhile" if cfg.progress else "")
+    note = compile_note(env_kernels(cfg), f"the training env ({cfg.tables.num_envs} tables)",
+                        "the progress bar waits at its start meanwhile" if cfg.run.progress else "")
     with stopped_cleanly(cfg, state, log):          # makes the folder
         write_json(run / "config.json", run_info(cfg))
         if begin is not None:
@@ -168,17 +172,18 @@ def train(cfg: TrainConfig, log=print, callbacks=(), overwrite: bool = False, be
         for line in [rules_line(cfg), *later, note]:
             if line:
                 log(line)
-        if cfg.resume and state != "own":
+        if cfg.run.resume and state != "own":
             adopt_snapshots(model, run)
-        if not cfg.resume and cfg.bc_rows:
-            log(f"imitation warm start: collecting {cfg.bc_rows:,} positions of {cfg.teacher}, "
-                f"then {cfg.bc_epochs} epoch(s) of behaviour cloning...")
+        ws = cfg.warm_start
+        if not cfg.run.resume and ws.bc_rows:
+            log(f"imitation warm start: collecting {ws.bc_rows:,} positions of {ws.teacher}, "
+                f"then {ws.bc_epochs} epoch(s) of behaviour cloning...")
             with numba_compiling() as compiling:
                 warm_start(model, cfg, run, LogAboveBar(log))
             if compiling[0] >= 0.5:
                 log(f"imitation: {compiling[0]:.1f} s of that was numba compiling (cached for "
                     "later runs)")
-        learn(model, cfg, run, log, callbacks, CallbackList)
+        learn(model, cfg, run, log, callbacks)
         final = run / "final.zip"
         with naming(final), atomic_path(final) as tmp:
             model.save(tmp)
@@ -186,19 +191,19 @@ def train(cfg: TrainConfig, log=print, callbacks=(), overwrite: bool = False, be
     return model
 
 
-def learn(model, cfg: TrainConfig, run: Path, log, callbacks, CallbackList) -> None:
-    """The PPO part of a run, to cfg.timesteps, and its last checkpoint (a longer run can
+def learn(model, cfg: TrainConfig, run: Path, log, callbacks) -> None:
+    """The PPO part of a run, to cfg.run.timesteps, and its last checkpoint (a longer run can
     resume from the end too)."""
-    rollout, saved = cfg.n_steps * cfg.num_envs, False
-    steps = steps_to_run(model.num_timesteps, cfg.timesteps, rollout)
+    rollout, saved = cfg.ppo.n_steps * cfg.tables.num_envs, False
+    steps = steps_to_run(model.num_timesteps, cfg.run.timesteps, rollout)
     if steps > 0:
         since = f" from step {model.num_timesteps:,}" if model.num_timesteps else ""
         log(f"PPO: {steps:,} steps{since}, {steps // rollout} rollouts of {rollout:,} (n_steps "
-            f"{cfg.n_steps} x num_envs {cfg.num_envs}; timesteps={cfg.timesteps:,} rounded up "
-            "to whole rollouts)")
+            f"{cfg.ppo.n_steps} x num_envs {cfg.tables.num_envs}; timesteps="
+            f"{cfg.run.timesteps:,} rounded up to whole rollouts)")
         t0, n0 = time.perf_counter(), model.num_timesteps
         own = make_callbacks(cfg, run, log)
-        model.learn(cfg.timesteps - model.num_timesteps,
+        model.learn(cfg.run.timesteps - model.num_timesteps,
                     callback=CallbackList(own + list(callbacks)),
                     reset_num_timesteps=False, tb_log_name="ppo")
         saved = any(getattr(c, "saved_at", None) == model.num_timesteps for c in own)
@@ -208,14 +213,9 @@ def learn(model, cfg: TrainConfig, run: Path, log, callbacks, CallbackList) -> N
             f"and checkpoints included)")
     else:
         log(f"PPO: nothing to run (the model is at step {model.num_timesteps:,}, "
-            f"timesteps={cfg.timesteps:,}; give a larger --timesteps to train on)")
+            f"timesteps={cfg.run.timesteps:,}; give a larger --timesteps to train on)")
     if not saved:                                # the end too can be resumed (a longer run)
         log(f"checkpoint {save_checkpoint(model, cfg, run)}")
-
-
-def _callbacks_base():
-    """SB3's BaseCallback (imported on first use: it imports torch)."""
-    return require("stable_baselines3.common.callbacks", "train", "training").BaseCallback
 
 
 class LogAboveBar:
@@ -250,139 +250,140 @@ def make_callbacks(cfg: TrainConfig, run: Path, log=print):
     evaluation at its step, so the one at the end is final; Progress last: its bar closes
     after the final evaluation and checkpoint, so its time includes them). Their lines go
     through one LogAboveBar of `log`."""
-    BaseCallback = _callbacks_base()
     say = log if isinstance(log, LogAboveBar) else LogAboveBar(log)
-    Snapshot, Evaluation, Checkpoint = _periodic_callbacks(BaseCallback, cfg, run, say)
-    Progress, LeagueLog, Phase = _run_callbacks(BaseCallback, say)
-    phase = Phase()
+    phase = Phase(say)
     parts = []
-    if cfg.snapshot_every:                  # first: evaluated and listed by the checkpoint
-        parts.append(("snapshot", Snapshot(cfg.snapshot_every)))
-    if cfg.eval_every:                      # before the checkpoint: it keeps the league's diffs
-        parts.append(("evaluation", Evaluation(cfg.eval_every)))
-    if cfg.checkpoint_every:
-        parts.append(("checkpoint", Checkpoint(cfg.checkpoint_every)))
+    if cfg.league.snapshot_every:           # first: evaluated and listed by the checkpoint
+        parts.append(("snapshot", Snapshot(cfg.league.snapshot_every, cfg, run, say)))
+    if cfg.evaluation.eval_every:           # before the checkpoint: it keeps the league's diffs
+        parts.append(("evaluation", Evaluation(cfg.evaluation.eval_every, cfg, run, say)))
+    if cfg.run.checkpoint_every:
+        parts.append(("checkpoint", Checkpoint(cfg.run.checkpoint_every, cfg, run, say)))
     phase.parts = parts
     out = [LeagueLog(), phase] + [c for _, c in parts]
-    if cfg.progress:
-        out.append(Progress())
+    if cfg.run.progress:
+        out.append(Progress(say))
     return out
 
 
-def _periodic_callbacks(BaseCallback, cfg: TrainConfig, run: Path, say) -> tuple:
-    """make_callbacks' (Snapshot, Evaluation, Checkpoint) classes: each fires at the start of
-    the first rollout after every `every` steps, and at the end."""
+class RolloutEvery(BaseCallback):
+    """Runs `fire` at the start of the first rollout after every `every` steps (between
+    updates: the model then is exactly what the next update starts from), and at the end;
+    Snapshot, Evaluation and Checkpoint are its kinds, each with the run's config, folder and
+    log."""
 
-    class RolloutEvery(BaseCallback):
-        """Runs `fire` at the start of the first rollout after every `every` steps (between
-        updates: the model then is exactly what the next update starts from)."""
+    def __init__(self, every: int, cfg: TrainConfig, run: Path, say):
+        super().__init__()
+        self.every, self.cfg, self.run, self.say = every, cfg, run, say
+        self.next_at = None
 
-        def __init__(self, every: int):
-            super().__init__()
-            self.every = every
-            self.next_at = None
+    def _on_training_start(self) -> None:
+        self.next_at = (self.num_timesteps // self.every + 1) * self.every
 
-        def _on_training_start(self) -> None:
+    def _on_rollout_start(self) -> None:
+        if self.num_timesteps >= self.next_at:
+            self.fire()
             self.next_at = (self.num_timesteps // self.every + 1) * self.every
 
-        def _on_rollout_start(self) -> None:
-            if self.num_timesteps >= self.next_at:
-                self.fire()
-                self.next_at = (self.num_timesteps // self.every + 1) * self.every
+    def _on_step(self) -> bool:
+        return True
 
-        def _on_step(self) -> bool:
-            return True
-
-        def _on_training_end(self) -> None:
-            if self.num_timesteps >= self.next_at:
-                self.fire()
-
-    class Checkpoint(RolloutEvery):
-        saved_at = None
-
-        def fire(self) -> None:
-            path = save_checkpoint(self.model, cfg, run)
-            self.saved_at = int(self.num_timesteps)
-            say(f"checkpoint {path}")
-
-    class Evaluation(RolloutEvery):
-        first = True
-
-        def fire(self) -> None:
-            if self.first:
-                note = compile_note(tournament_kernels(),
-                                    f"first evaluation ({cfg.eval_deals} duplicate deals "
-                                    f"against {cfg.eval_against})")
-                if note:
-                    say(note)
-                self.first = False
-            evaluate_run(self.model, cfg, run, self.logger, say)
-
-    class Snapshot(RolloutEvery):
-        def fire(self) -> None:
-            path = save_snapshot(self.model, cfg, run)
-            say(f"snapshot {path} joins the league")
-
-    return Snapshot, Evaluation, Checkpoint
+    def _on_training_end(self) -> None:
+        if self.num_timesteps >= self.next_at:
+            self.fire()
 
 
-def _run_callbacks(BaseCallback, say) -> tuple:
-    """make_callbacks' (Progress, LeagueLog, Phase) classes: the bar, the league's scalars
-    and the bar's words before the end's snapshot, evaluation and checkpoint."""
+class Checkpoint(RolloutEvery):
+    saved_at = None
 
-    class Progress(BaseCallback):
-        """A tqdm bar over the steps this learn() runs (SB3's own bar needs rich as well):
-        its total is what SB3 will run, whole rollouts (steps_to_run)."""
-        bar = None
+    def fire(self) -> None:
+        path = save_checkpoint(self.model, self.cfg, self.run)
+        self.saved_at = int(self.num_timesteps)
+        self.say(f"checkpoint {path}")
 
-        def _on_training_start(self) -> None:
-            if not available("tqdm"):
-                say("tqdm is not installed: no progress bar (pip install tqdm)")
-                return
-            start = self.num_timesteps
-            rollout = self.model.n_steps * self.model.n_envs
-            total = start + steps_to_run(start, self.locals["total_timesteps"], rollout)
-            self.bar = say.bar = progress_bar(start, total)
 
-        def _on_step(self) -> bool:
-            if self.bar is not None:
-                self.bar.update(self.num_timesteps - self.bar.n)
-            return True
+class Evaluation(RolloutEvery):
+    first = True
 
-        def _on_rollout_end(self) -> None:
-            if self.bar is not None and self.num_timesteps >= self.bar.total:
-                self.bar.set_description_str("PPO: last update", refresh=True)
+    def fire(self) -> None:
+        ev = self.cfg.evaluation
+        if self.first:
+            note = compile_note(tournament_kernels(), f"first evaluation ({ev.eval_deals} "
+                                f"duplicate deals against {ev.eval_against})")
+            if note:
+                self.say(note)
+            self.first = False
+        evaluate_run(self.model, self.cfg, self.run, self.logger, self.say)
 
-        def _on_training_end(self) -> None:
-            if self.bar is not None:
-                self.bar.update(self.num_timesteps - self.bar.n)
-                self.bar.close()
-                self.bar = say.bar = None
 
-    class LeagueLog(BaseCallback):
-        """league/* scalars after every rollout: each entry's weight and the learner's mean
-        relative points in its training hands."""
+class Snapshot(RolloutEvery):
+    def fire(self) -> None:
+        path = save_snapshot(self.model, self.cfg, self.run)
+        self.say(f"snapshot {path} joins the league")
 
-        def _on_step(self) -> bool:
-            return True
 
-        def _on_rollout_end(self) -> None:
-            for s in league_of(self.model.get_env()).stats():
-                self.logger.record(f"league/weight/{s['name']}", s["weight"])
-                if s["hands"]:
-                    self.logger.record(f"league/train_relative/{s['name']}", s["mean_relative"])
+class Progress(BaseCallback):
+    """A tqdm bar over the steps this learn() runs (SB3's own bar needs rich as well): its
+    total is what SB3 will run, whole rollouts (steps_to_run); drawn through `say` (its
+    lines above it)."""
+    bar = None
 
-    class Phase(BaseCallback):
-        """Before the end's snapshot, evaluation and checkpoint (run by the callbacks after
-        it): the bar, full by then, says which of them it waits for."""
-        parts = ()
+    def __init__(self, say):
+        super().__init__()
+        self.say = say
 
-        def _on_step(self) -> bool:
-            return True
+    def _on_training_start(self) -> None:
+        if not available("tqdm"):
+            self.say("tqdm is not installed: no progress bar (pip install tqdm)")
+            return
+        start = self.num_timesteps
+        rollout = self.model.n_steps * self.model.n_envs
+        total = start + steps_to_run(start, self.locals["total_timesteps"], rollout)
+        self.bar = self.say.bar = progress_bar(start, total)
 
-        def _on_training_end(self) -> None:
-            due = [name for name, c in self.parts if self.model.num_timesteps >= c.next_at]
-            if say.bar is not None and due:
-                say.bar.set_description_str("PPO done: final " + ", ".join(due), refresh=True)
+    def _on_step(self) -> bool:
+        if self.bar is not None:
+            self.bar.update(self.num_timesteps - self.bar.n)
+        return True
 
-    return Progress, LeagueLog, Phase
+    def _on_rollout_end(self) -> None:
+        if self.bar is not None and self.num_timesteps >= self.bar.total:
+            self.bar.set_description_str("PPO: last update", refresh=True)
+
+    def _on_training_end(self) -> None:
+        if self.bar is not None:
+            self.bar.update(self.num_timesteps - self.bar.n)
+            self.bar.close()
+            self.bar = self.say.bar = None
+
+
+class LeagueLog(BaseCallback):
+    """league/* scalars after every rollout: each entry's weight and the learner's mean
+    relative points in its training hands."""
+
+    def _on_step(self) -> bool:
+        return True
+
+    def _on_rollout_end(self) -> None:
+        for s in league_of(self.model.get_env()).stats():
+            self.logger.record(f"league/weight/{s['name']}", s["weight"])
+            if s["hands"]:
+                self.logger.record(f"league/train_relative/{s['name']}", s["mean_relative"])
+
+
+class Phase(BaseCallback):
+    """Before the end's snapshot, evaluation and checkpoint (run by the callbacks after it):
+    the bar, full by then, says which of them it waits for."""
+    parts = ()
+
+    def __init__(self, say):
+        super().__init__()
+        self.say = say
+
+    def _on_step(self) -> bool:
+        return True
+
+    def _on_training_end(self) -> None:
+        due = [name for name, c in self.parts if self.model.num_timesteps >= c.next_at]
+        if self.say.bar is not None and due:
+            self.say.bar.set_description_str("PPO done: final " + ", ".join(due), refresh=True)

@@ -163,7 +163,7 @@ def test_partner_self_plays_the_learners_teammate(tmp_path, monkeypatch):
             return agent.act_batch(obs, masks)
         self.self_agent = type("Spy", (), {"act_batch": staticmethod(act_batch)})()
         assert self.partners == [1]
-    monkeypatch.setattr(league._League, "set_self_agent", spy)
+    monkeypatch.setattr(league.LeagueVecEnv, "set_self_agent", spy)
     fmt = [{"num_teams": 2, "team_sizes": [2, 2], "seat": 0}]
     train(tiny(tmp_path, "self", formats=fmt, partner="self"), log=lambda s: None)
     assert sum(calls) >= 256 // 2           # the partner is ready about every other tick at least
@@ -176,14 +176,14 @@ def test_snapshots_join_the_league_and_are_played(tmp_path, monkeypatch):
     max_snapshots, the oldest leaves) and tables draw it: it plays hands."""
     from agents.training import league
     seen, hands = [], {}
-    real = league._League.add_snapshot
+    real = league.LeagueVecEnv.add_snapshot
 
     def spy(self, path, keep):
         seen.append(self)
         for e in self.stats():                        # hands each entry played so far
             hands[e["name"]] = max(hands.get(e["name"], 0), e["hands"])
         real(self, path, keep)
-    monkeypatch.setattr(league._League, "add_snapshot", spy)
+    monkeypatch.setattr(league.LeagueVecEnv, "add_snapshot", spy)
     lines = []
     train(tiny(tmp_path, "snap", snapshot_every=512, max_snapshots=2, timesteps=2560,
                max_ticks=30), log=lines.append)

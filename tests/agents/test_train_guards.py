@@ -439,7 +439,7 @@ def test_terminal_escape_codes_never_reach_an_error_line(monkeypatch, capsys, tm
     def coloured(cfg, log=print, **kw):
         raise ValueError("checkpoint: \x1b[31mUnpicklingError\x1b[0m bad")
 
-    monkeypatch.setattr(train_cli, "train", coloured)
+    monkeypatch.setattr(training_run, "train", coloured)
     assert nertz_main(["train", *TINY_ARGS, "--out", str(tmp_path / "r")]) == 2
     err = capsys.readouterr().err
     assert "\x1b" not in err and "UnpicklingError bad" in err

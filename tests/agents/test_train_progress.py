@@ -287,7 +287,7 @@ def test_an_option_that_needs_another_is_one_line_without_it(tmp_path, capsys, m
     def ran(cfg, log=print):                 # a refusal that fails must not train for hours
         raise AssertionError(f"trained instead of refusing {argv}")
 
-    monkeypatch.setattr(train_cli, "train", ran)
+    monkeypatch.setattr(training_run, "train", ran)
     out = tmp_path / "run"
     assert nertz_main(["train", "--out", str(out), *argv]) == 2
     err = capsys.readouterr().err

@@ -171,7 +171,7 @@ def test_checkpoint_resumes_to_the_same_next_update(tmp_path):
     # the config beside the checkpoint holds every argument; config.json too
     saved = json.loads((tmp_path / "run" / "checkpoints" / "step_128.json").read_text())
     top = json.loads((tmp_path / "run" / "config.json").read_text())
-    want = dataclasses.asdict(cfg)
+    want = cfg.to_flat()
     assert saved["config"] == want == top["config"]
     assert saved["num_timesteps"] == 128 and saved["rules"]["max_ticks"] == 150
     assert top["tournament_rules"]["max_ticks"] != 150 and not top["same_rules_as_tournaments"]
