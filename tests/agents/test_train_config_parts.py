@@ -184,6 +184,7 @@ def test_no_class_factory_and_no_module_getattr_in_the_training_modules():
                 assert len(call.args) != 3, f"{path.name}: type(name, bases, dict)"
     import agents.training as training
     assert set(training.TORCH_NAMES) <= set(training.__all__)
+    pytest.importorskip("sb3_contrib")                       # the [train] extra
     for name, module in training.TORCH_NAMES.items():
         assert hasattr(__import__(f"agents.training.{module}", fromlist=[name]), name), name
 
