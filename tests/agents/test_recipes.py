@@ -111,13 +111,14 @@ SB3_SMALL = ["--num-envs", "8", "--n-steps", "16", "--batch-size", "64", "--bc-r
              "--timesteps", "256", "--no-tensorboard", "--seed", "1"]
 
 
-def test_the_teams2_recipe_gives_the_documented_commands_weights(at_root, tmp_path,
-                                                                  one_torch_thread):
+@pytest.mark.parametrize("name", ["teams2", "teams4"])        # the SB3 path: per-table models
+def test_the_sb3_recipes_give_the_documented_commands_weights(name, at_root, tmp_path,
+                                                              one_torch_thread):
     pytest.importorskip("sb3_contrib")
     a, b = tmp_path / "a", tmp_path / "b"
-    assert main(["train", "--spec", "train/recipes/teams2.toml", *SB3_SMALL,
+    assert main(["train", "--spec", f"train/recipes/{name}.toml", *SB3_SMALL,
                  "--out", str(a)]) == 0
-    assert main(documented("teams2") + SB3_SMALL + ["--out", str(b)]) == 0
+    assert main(documented(name) + SB3_SMALL + ["--out", str(b)]) == 0
     _same(_sb3_arrays(a), _sb3_arrays(b))
 
 
