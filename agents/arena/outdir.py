@@ -28,7 +28,8 @@ from pathlib import Path
 from nertz_env.files import read_capped, swap_in_folder, write_json
 
 MARKER = ".nertz-run.json"
-REPLACEABLE = "nertz tournament, experiment, probe or exploit"   # the commands writing MARKER
+# the commands writing MARKER
+REPLACEABLE = "nertz tournament, experiment, probe, exploit or judge"
 LOCK = ".nertz-lock"
 SUFFIX = ".partial"
 

@@ -127,8 +127,8 @@ Each agent takes one seat among river-builders, and river-builder takes that sea
 on the same duplicate deals (every team position of every deal), in each table format of
 the grid: {len(GRID)} formats the 'rulebook' training preset holds (team counts, teams of
 two, River 5, mixed and uneven speeds, no stacking, no flow rules) and, with --held-out,
-{len(HELD_OUT)} it does not. Per format and agent: points per hand, agent minus river-builder in that seat
-(95% interval over deals), and the share of hands cut at max_ticks (R26) in the agent's
+{len(HELD_OUT)} it does not. Per format and agent: points per hand, agent minus river-builder
+in that seat (95% interval over deals), and the share of hands cut at max_ticks (R26) in the agent's
 lineups and in river-builder's. A row is printed as each format ends; a progress bar on
 stderr counts the hands (--quiet hides it).
 

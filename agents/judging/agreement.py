@@ -3,10 +3,10 @@ the share of positions with a choice (more than one legal move) where agent B pl
 move, how far training moved one model from another.
 
 A plays seat 0 of `tables` tables among river-builders for `ticks` ticks (NertzVecEnv, seed
-`seed`; every other seat river-builder); at every tick both are asked for seat 0's move on
-the same observation and legal moves, and A's is played. The numbers
-train/exploiter_league.py's agreement gives for two models. Same agents, counts and seed,
-same shares: agreement.json holds no timing.
+`seed`; every other seat river-builder; agents that draw, such as random, seeded by it too); at
+every tick both are asked for seat 0's move on the same observation and legal moves, and A's
+is played. For two models, the numbers of the league scripts' agreement (train/common.py).
+Same agents, counts and seed, same shares: agreement.json holds no timing.
 """
 from __future__ import annotations
 
@@ -31,7 +31,7 @@ def agreement(a: str, b: str, teams: int, seed: int, tables: int = 128,
     config = RulesConfig(num_teams=teams)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")              # untold tables: the models are nets
-        pa, pb = (for_table(make_agent(s), config) for s in (a, b))
+        pa, pb = (for_table(make_agent(s, seed=seed), config) for s in (a, b))
     env = NertzVecEnv(num_envs=tables, num_teams=teams, seed=seed, opponents=OPPONENTS)
     obs, same, n = env.reset(), 0, 0
     for _ in range(ticks):

@@ -3,9 +3,9 @@ against agent B at 2 solo teams on duplicate deals, points per hand of A minus B
 95% t-interval over deals (every deal played at both seatings; the deal is the unit).
 
 The match is run_tournament's (agents/arena/tournament.py) with the per-deal difference of
-agents/training/evaluation.py paired_match: the numbers train/exploiter_league.py's
-head_to_head gives for two models. Same agents, deals and seed, same result: h2h.json holds
-no timing.
+agents/training/evaluation.py paired_match: for two models, the numbers of the league
+scripts' head_to_head (train/common.py). Same agents, deals and seed, same result: h2h.json
+holds no timing.
 """
 from __future__ import annotations
 

@@ -36,6 +36,7 @@ def test_head_to_head_is_the_paired_match_of_the_training_evaluation():
     back = head_to_head("heuristic:style=river-builder", GEN, 6, 17)
     assert back["diff"] == pytest.approx(-r["diff"]) and r["diff"] != 0
     assert back["ci_low"] == pytest.approx(-r["ci_high"])
+    assert head_to_head("random", "greedy", 4, 3) == head_to_head("random", "greedy", 4, 3)
 
 
 def test_agreement_is_one_with_itself_and_below_one_with_another_agent():
@@ -94,3 +95,21 @@ def test_judge_help_teaches_every_judgement(capsys):
     for judgement in ("grid", "curve", "h2h", "agreement"):
         assert run(["judge", judgement, "--help"]) == 0
         assert "examples:" in capsys.readouterr().out
+
+
+def test_a_judge_run_is_refused_a_second_time_and_replaced_with_overwrite(tmp_path, capsys):
+    out = tmp_path / "a"
+    argv = ["judge", "agreement", "greedy", "random", "--teams", "2", "--tables", "4",
+            "--ticks", "5", "--out", str(out)]
+    assert run(argv) == 0
+    first = (out / "agreement.json").read_bytes()
+    assert run(argv) == 2
+    assert "an earlier nertz judge agreement run" in capsys.readouterr().err
+    assert run(argv + ["--overwrite"]) == 0
+    assert (out / "agreement.json").read_bytes() == first          # same options, same file
+    (tmp_path / "other").mkdir()
+    (tmp_path / "other" / "mine.txt").write_text("x")
+    assert run(argv[:-1] + [str(tmp_path / "other"), "--overwrite"]) == 2
+    err = capsys.readouterr().err
+    assert "an earlier run of nertz tournament, experiment, probe, exploit or judge" in err
+    assert (tmp_path / "other" / "mine.txt").read_text() == "x"
