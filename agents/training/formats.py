@@ -22,11 +22,10 @@ PRESETS["rulebook-weighted-nostack"] is rulebook-weighted with the two stacking-
 PRESETS["rulebook-nostack"] is rulebook-weighted with stacking off (R16) at every table: the
 training of the stacking-off member of `learned`'s family (agents/learned/family.py).
 
-Imports nertz_env and league.py; stable-baselines3 only inside functions (FormatsVecEnv
-subclasses its VecEnv, made on first use).
+Imports nertz_env (no torch: the config's checks read the formats); the env that steps them,
+FormatsVecEnv (an SB3 VecEnv), is league.py's, which make_formats_env imports when called.
 """
 from __future__ import annotations
-
 
 import numpy as np
 
@@ -151,89 +150,15 @@ def table_shares(num_envs: int, fmts) -> list:
     return list(zip(fmts, tables_per_format(num_envs, len(fmts), weights(fmts))))
 
 
-class _Formats:
-    """FormatsVecEnv's methods: the formats' vector envs stepped as one (module docstring).
-    Rows are the formats' tables in order; every sub-env has the same spaces."""
-
-    def __init__(self, envs, names):
-        self.envs, self.names = list(envs), list(names)
-        first = self.envs[0]
-        super().__init__(sum(e.num_envs for e in self.envs), first.observation_space,
-                         first.action_space)
-        self.bounds = np.cumsum([0] + [e.num_envs for e in self.envs])
-        self._actions = None
-
-    def reset(self):
-        return np.concatenate([e.reset() for e in self.envs])
-
-    def step_async(self, actions):
-        self._actions = np.asarray(actions)
-
-    def step_wait(self):
-        obs, rew, done, infos = [], [], [], []
-        for i, e in enumerate(self.envs):
-            o, r, d, inf = e.step(self._actions[self.bounds[i]:self.bounds[i + 1]])
-            for x in inf:
-                x["format"] = self.names[i]
-            obs.append(o)
-            rew.append(r)
-            done.append(d)
-            infos += list(inf)
-        return np.concatenate(obs), np.concatenate(rew), np.concatenate(done), infos
-
-    def action_masks(self):
-        return np.concatenate([_base(e).action_masks() for e in self.envs])
-
-    def close(self):
-        for e in self.envs:
-            e.close()
-
-    def env_is_wrapped(self, wrapper_class, indices=None):
-        return [False] * self.num_envs
-
-    def get_attr(self, attr_name, indices=None):
-        if attr_name == "render_mode":            # SB3's VecEnv asks at construction
-            return [None] * self.num_envs
-        raise AttributeError(f"FormatsVecEnv does not forward {attr_name!r}")
-
-    def set_attr(self, attr_name, value, indices=None):
-        raise AttributeError(f"FormatsVecEnv does not forward {attr_name!r}")
-
-    def env_method(self, method_name, *args, indices=None, **kwargs):
-        raise AttributeError(f"FormatsVecEnv does not forward {method_name!r}")
-
-    def seed(self, seed=None):
-        return [None] * self.num_envs
-
-
-def _base(env):
-    """The NertzVecEnv under a league (its action_masks)."""
-    while not hasattr(env, "batch") or not hasattr(env, "action_masks"):
-        env = env.venv
-    return env
-
-
-_CLASS = []
-
-
-def formats_class():
-    if not _CLASS:
-        from nertz_env.optional import require
-        vec_env = require("stable_baselines3.common.vec_env", "train", "training formats")
-        _CLASS.append(type("FormatsVecEnv", (_Formats, vec_env.VecEnv),
-                           {"__doc__": _Formats.__doc__, "__module__": __name__}))
-    return _CLASS[0]
-
-
 def make_formats_env(cfg):
     """The training env of a TrainConfig with formats: one league env per format (league.py
     make_env, learner at the format's seat), stepped as one FormatsVecEnv."""
-    from .league import make_env
-    fmts = resolve(cfg.formats)
+    from .league import FormatsVecEnv, make_env
+    fmts = resolve(cfg.tables.formats)
     envs = []
-    for i, (fmt, n) in enumerate(table_shares(cfg.num_envs, fmts)):
-        rules, seat = format_rules(fmt, cfg.max_ticks, where=f"formats[{i}]")
-        seed = int(np.random.SeedSequence([cfg.seed, i]).generate_state(1)[0])
+    for i, (fmt, n) in enumerate(table_shares(cfg.tables.num_envs, fmts)):
+        rules, seat = format_rules(fmt, cfg.tables.max_ticks, where=f"formats[{i}]")
+        seed = int(np.random.SeedSequence([cfg.run.seed, i]).generate_state(1)[0])
         envs.append(make_env(cfg, seed=seed, monitor=False, rules=rules, num_envs=n,
                              learner_seat=seat))
-    return formats_class()(envs, [describe(f) for f in fmts])
+    return FormatsVecEnv(envs, [describe(f) for f in fmts])

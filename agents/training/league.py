@@ -19,7 +19,8 @@ arrays: per step one numba call gathers all their rows (nertz_env/envs/learner_b
 `external`) and each distinct spec runs one act_batch over all of its rows, whatever tables,
 seats and entries they sit at. Evaluations play the learner against each entry alike.
 
-`make_env` builds the training env (NertzVecEnv -> LeagueVecEnv -> VecMonitor). The entries
+`make_env` builds the training env (NertzVecEnv -> LeagueVecEnv -> VecMonitor); with table
+formats, formats.py's make_formats_env makes one per format, stepped as one FormatsVecEnv. The entries
 themselves (`parse_entry`, `LeagueEntry`, `league_weights`, `SNAPSHOT`) are entries.py's,
 without torch, re-exported here. Needs the `[train]` extra: stable-baselines3 is imported at
 the top (LeagueVecEnv is a VecEnvWrapper), through nertz_env.optional, whose error names the
@@ -229,5 +230,68 @@ def league_of(env):
     return env
 
 
-__all__ = ["SNAPSHOT", "LeagueEntry", "LeagueVecEnv", "league_class", "league_of",
-           "league_weights", "make_env", "parse_entry"]
+class FormatsVecEnv(_vec_env.VecEnv):
+    """The formats' vector envs (each a league env of its own: make_formats_env) stepped as
+    one (formats.py's module docstring). Rows are the formats' tables in order; every
+    sub-env has the same spaces."""
+
+    def __init__(self, envs, names):
+        self.envs, self.names = list(envs), list(names)
+        first = self.envs[0]
+        super().__init__(sum(e.num_envs for e in self.envs), first.observation_space,
+                         first.action_space)
+        self.bounds = np.cumsum([0] + [e.num_envs for e in self.envs])
+        self._actions = None
+
+    def reset(self):
+        return np.concatenate([e.reset() for e in self.envs])
+
+    def step_async(self, actions):
+        self._actions = np.asarray(actions)
+
+    def step_wait(self):
+        obs, rew, done, infos = [], [], [], []
+        for i, e in enumerate(self.envs):
+            o, r, d, inf = e.step(self._actions[self.bounds[i]:self.bounds[i + 1]])
+            for x in inf:
+                x["format"] = self.names[i]
+            obs.append(o)
+            rew.append(r)
+            done.append(d)
+            infos += list(inf)
+        return np.concatenate(obs), np.concatenate(rew), np.concatenate(done), infos
+
+    def action_masks(self):
+        return np.concatenate([_base(e).action_masks() for e in self.envs])
+
+    def close(self):
+        for e in self.envs:
+            e.close()
+
+    def env_is_wrapped(self, wrapper_class, indices=None):
+        return [False] * self.num_envs
+
+    def get_attr(self, attr_name, indices=None):
+        if attr_name == "render_mode":            # SB3's VecEnv asks at construction
+            return [None] * self.num_envs
+        raise AttributeError(f"FormatsVecEnv does not forward {attr_name!r}")
+
+    def set_attr(self, attr_name, value, indices=None):
+        raise AttributeError(f"FormatsVecEnv does not forward {attr_name!r}")
+
+    def env_method(self, method_name, *args, indices=None, **kwargs):
+        raise AttributeError(f"FormatsVecEnv does not forward {method_name!r}")
+
+    def seed(self, seed=None):
+        return [None] * self.num_envs
+
+
+def _base(env):
+    """The NertzVecEnv under a league (its action_masks)."""
+    while not hasattr(env, "batch") or not hasattr(env, "action_masks"):
+        env = env.venv
+    return env
+
+
+__all__ = ["SNAPSHOT", "FormatsVecEnv", "LeagueEntry", "LeagueVecEnv", "league_class",
+           "league_of", "league_weights", "make_env", "parse_entry"]
