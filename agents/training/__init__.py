@@ -22,13 +22,13 @@ import torch and stable-baselines3 at their top through nertz_env.optional.requi
 the extra, importing one is one line naming the extra; no class is made inside a function).
 Each imports only those above it:
     parts.py        the parts and their field docs, FLAT, the shared constants     no torch
-    formats.py      table formats and their presets (FormatsVecEnv: SB3's, inside)  no torch
+    formats.py      table formats, their presets, make_formats_env               no torch
     entries.py      the league's entries: parse_entry, LeagueEntry, league_weights  no torch
     config.py       TrainConfig, normalise / check / load, check_config, NEEDS     no torch
     folder.py       the run folder: where a run may write (check_out), what a stopped run
                     leaves (stopped_cleanly), writes whose errors name the real path  no torch
     recipe.py       recipes as files (`nertz train --spec`)                           no torch
-    league.py       LeagueVecEnv (an SB3 VecEnvWrapper), make_env, league_of         [train]
+    league.py       LeagueVecEnv, FormatsVecEnv (SB3's vector envs), make_env        [train]
     imitation.py    the warm start: the jitted teacher, its data, behaviour cloning  [train]
     evaluation.py   duplicate-deal matches played as tournaments play, eval.jsonl/csv [train]
     checkpoints.py  checkpoints, snapshots, resume_config / load_checkpoint          [train]
