@@ -131,8 +131,8 @@ def networks(cfg: TrainConfig, obs_size: int, n_actions: int, sparse: bool = Tru
     also take sparse rows (the same initial weights either way)."""
     import torch
     from torch import nn
-    torch.manual_seed(cfg.seed)
-    sizes = [obs_size, *cfg.net_arch]
+    torch.manual_seed(cfg.run.seed)
+    sizes = [obs_size, *cfg.ppo.net_arch]
     first = sparse_first_layer() if sparse else None
     return _mlp(nn, sizes, n_actions, 0.01, first), _mlp(nn, sizes, 1, 1.0, first)
 
@@ -154,20 +154,22 @@ def save_actor(actor, cfg: TrainConfig, path, steps: int, critic=None) -> Path:
     from .folder import naming
     from nertz_env.core.observe import OBS_DIM
     Path(path).parent.mkdir(parents=True, exist_ok=True)
-    provenance = {"algorithm": "lean_ppo", "num_timesteps": int(steps), "seed": int(cfg.seed),
-                  "opponents": [str(o) for o in cfg.opponents], "reward": cfg.reward,
-                  "init": str(cfg.init or ""), "partner": cfg.partner,
-                  "shift_cost": float(cfg.shift_cost), "snapshot_every": int(cfg.snapshot_every)}
-    if cfg.formats:
+    t = cfg.tables
+    provenance = {"algorithm": "lean_ppo", "num_timesteps": int(steps), "seed": int(cfg.run.seed),
+                  "opponents": [str(o) for o in cfg.league.opponents], "reward": t.reward,
+                  "init": str(cfg.ppo.init or ""), "partner": t.partner,
+                  "shift_cost": float(t.shift_cost),
+                  "snapshot_every": int(cfg.league.snapshot_every)}
+    if cfg.tables.formats:
         from .formats import describe, resolve
-        provenance["formats"] = [describe(f) for f in resolve(cfg.formats)]
-    meta, arrays = policy_arrays(actor, cfg.net_arch, OBS_DIM, N_ACTIONS, provenance,
-                                 None if cfg.formats else dataclasses.asdict(cfg.rules()),
-                                 None if cfg.formats else cfg.teams)
-    if cfg.constraint:
-        meta["constraint"] = cfg.constraint
+        provenance["formats"] = [describe(f) for f in resolve(cfg.tables.formats)]
+    meta, arrays = policy_arrays(actor, cfg.ppo.net_arch, OBS_DIM, N_ACTIONS, provenance,
+                                 None if cfg.tables.formats else dataclasses.asdict(cfg.rules()),
+                                 None if cfg.tables.formats else cfg.tables.teams)
+    if cfg.tables.constraint:
+        meta["constraint"] = cfg.tables.constraint
     if critic is not None:
-        cmeta, carrays = policy_arrays(critic, cfg.net_arch, OBS_DIM, 1,
+        cmeta, carrays = policy_arrays(critic, cfg.ppo.net_arch, OBS_DIM, 1,
                                        {**provenance, "role": "critic"}, None, None)
         critic_path(path).parent.mkdir(parents=True, exist_ok=True)
         with naming(critic_path(path)):

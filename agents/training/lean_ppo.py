@@ -89,8 +89,8 @@ def lean_config(**fields) -> TrainConfig:
 def check_lean(cfg: TrainConfig) -> None:
     """ValueError unless the config is the lean PPO's (learner='lean': config.py then refuses a
     warm start, snapshots and resume, which it does not do)."""
-    if cfg.learner != "lean":
-        raise ValueError(f"learner={cfg.learner!r}: the lean PPO trains learner='lean' configs "
+    if cfg.run.learner != "lean":
+        raise ValueError(f"learner={cfg.run.learner!r}: the lean PPO trains learner='lean' configs "
                          "(lean_config makes one)")
 
 @dataclasses.dataclass
@@ -122,7 +122,7 @@ def make_learner(cfg: TrainConfig, sparse: bool, begin, log) -> Learner:
     from nertz_env.actions import SHIFT0, SHIFT_PAIRS
 
     from .league import league_of, make_env
-    if cfg.formats:
+    if cfg.tables.formats:
         from .formats import make_formats_env
         env = base = make_formats_env(cfg)
     else:
@@ -131,7 +131,7 @@ def make_learner(cfg: TrainConfig, sparse: bool, begin, log) -> Learner:
     obs_size = int(np.prod(env.observation_space.shape))
     n_actions = int(env.action_space.n)
     actor, critic = networks(cfg, obs_size, n_actions, sparse)
-    init_line = start_from(actor, critic, cfg.init) if cfg.init else None
+    init_line = start_from(actor, critic, cfg.ppo.init) if cfg.ppo.init else None
     is_shift = np.zeros(n_actions, np.float32)
     is_shift[SHIFT0:SHIFT0 + SHIFT_PAIRS * 13] = 1.0
     if begin is not None:
@@ -139,15 +139,15 @@ def make_learner(cfg: TrainConfig, sparse: bool, begin, log) -> Learner:
     if init_line:                         # after begin: a refused run prints nothing
         log(init_line)
     params = list(actor.parameters()) + list(critic.parameters())
-    optim = torch.optim.Adam(params, lr=cfg.learning_rate, eps=1e-5)
-    cid = check_constraint(cfg.constraint)
+    optim = torch.optim.Adam(params, lr=cfg.ppo.learning_rate, eps=1e-5)
+    cid = check_constraint(cfg.tables.constraint)
 
     def masks(obs, legal):
         """The learner's legal moves under its constraint (bool)."""
         return constrain(obs, legal, cid) if cid else np.asarray(legal, bool)
 
-    leagues = [league_of(sub) for sub in (env.envs if cfg.formats else [env])]
-    if cfg.partner == "self":
+    leagues = [league_of(sub) for sub in (env.envs if cfg.tables.formats else [env])]
+    if cfg.tables.partner == "self":
         for league in leagues:
             league.set_self_agent(SelfPartner(actor, masks))
     return Learner(env, base, actor, critic, optim, params, masks, is_shift, leagues,
@@ -176,7 +176,7 @@ class Rollout:
 def rollout_storage(cfg: TrainConfig, learner: Learner) -> Rollout:
     """Empty storage for a rollout of cfg's shape, next_obs the env's first observation."""
     import torch
-    S, E = cfg.n_steps, cfg.num_envs
+    S, E = cfg.ppo.n_steps, cfg.tables.num_envs
     return Rollout(torch.zeros((S, E, learner.obs_size)),
                    torch.zeros((S, E, learner.n_actions), dtype=torch.bool),
                    torch.zeros((S, E), dtype=torch.int64), torch.zeros((S, E)),
@@ -189,7 +189,7 @@ def collect_rollout(learner: Learner, buf: Rollout, cfg: TrainConfig) -> None:
     """n_steps steps of every table into buf: the learner's masks, a move drawn from the
     masked policy, its log-probability and the state's value, then the env's step."""
     import torch
-    for t in range(cfg.n_steps):
+    for t in range(cfg.ppo.n_steps):
         mask = torch.from_numpy(learner.masks(buf.next_obs.numpy(), learner.base.action_masks()))
         buf.obs[t], buf.mask[t], buf.done[t] = buf.next_obs, mask, buf.next_done
         with torch.no_grad():
@@ -209,8 +209,8 @@ def step_rewards(learner: Learner, buf: Rollout, cfg: TrainConfig, action, r, d,
     value (as SB3 does on TimeLimit.truncated)."""
     import torch
     r = np.asarray(r, np.float32)
-    if cfg.shift_cost:                     # the reward shaping of TrainConfig.shift_cost
-        r = r - np.float32(cfg.shift_cost) * learner.is_shift[action.numpy()]
+    if cfg.tables.shift_cost:              # the reward shaping of TrainConfig.shift_cost
+        r = r - np.float32(cfg.tables.shift_cost) * learner.is_shift[action.numpy()]
     buf.running += r
     for e in np.flatnonzero(d):
         buf.returns.append(buf.running[e])
@@ -219,7 +219,7 @@ def step_rewards(learner: Learner, buf: Rollout, cfg: TrainConfig, action, r, d,
             term = torch.from_numpy(np.asarray(infos[e]["terminal_observation"],
                                                np.float32))[None]
             with torch.no_grad():
-                r[e] += cfg.gamma * float(learner.critic(term)[0, 0])
+                r[e] += cfg.ppo.gamma * float(learner.critic(term)[0, 0])
     return r
 
 
@@ -272,7 +272,7 @@ def ppo_update(learner: Learner, buf: Rollout, adv, ret, cfg: TrainConfig, rng,
     from torch import nn
 
     from agents.learned.sparse import sparse_rows
-    rollout = cfg.n_steps * cfg.num_envs
+    rollout = cfg.ppo.n_steps * cfg.tables.num_envs
     b_obs = buf.obs.reshape(rollout, learner.obs_size)
     b_mask = buf.mask.reshape(rollout, learner.n_actions)
     b_act, b_logp = buf.act.reshape(-1), buf.logp.reshape(-1)
@@ -280,20 +280,20 @@ def ppo_update(learner: Learner, buf: Rollout, adv, ret, cfg: TrainConfig, rng,
     if sparse:                        # the rollout's rows as column ids and values, once
         b_idx, b_val = sparse_rows(b_obs.numpy())
     kls, clipped = [], []
-    for _ in range(cfg.n_epochs):
+    for _ in range(cfg.ppo.n_epochs):
         order = torch.from_numpy(rng.permutation(rollout))
-        for i in range(0, rollout, cfg.batch_size):
-            mb = order[i:i + cfg.batch_size]
+        for i in range(0, rollout, cfg.ppo.batch_size):
+            mb = order[i:i + cfg.ppo.batch_size]
             x = (b_idx[mb.numpy()], b_val[mb.numpy()]) if sparse else b_obs[mb]
             pg_loss, v_loss, entropy, ratio, new_logp = minibatch_losses(
                 learner, x, b_mask[mb], b_act[mb], b_logp[mb], b_adv[mb], b_ret[mb],
-                cfg.clip_range)
+                cfg.ppo.clip_range)
             with torch.no_grad():             # statistics only: no graph, no random draw
                 kls.append(((ratio - 1) - (new_logp - b_logp[mb])).mean())
-                clipped.append(((ratio - 1).abs() > cfg.clip_range).float().mean())
-            loss = cfg.vf_coef * v_loss
+                clipped.append(((ratio - 1).abs() > cfg.ppo.clip_range).float().mean())
+            loss = cfg.ppo.vf_coef * v_loss
             if actor_learns:                       # after the warm-up the actor learns too
-                loss = loss + pg_loss - cfg.ent_coef * entropy
+                loss = loss + pg_loss - cfg.ppo.ent_coef * entropy
             learner.optim.zero_grad()
             loss.backward()
             nn.utils.clip_grad_norm_(learner.params, max_grad_norm)
@@ -312,13 +312,13 @@ class Books:
 
     def __init__(self, cfg: TrainConfig, learner: Learner, log, log_every: int):
         self.cfg, self.learner, self.log, self.log_every = cfg, learner, log, log_every
-        self.rollout = cfg.n_steps * cfg.num_envs
-        self.n_updates = -(-cfg.timesteps // self.rollout)
-        self.next_checkpoint = cfg.checkpoint_every or None
-        self.next_snapshot = cfg.snapshot_every or None
+        self.rollout = cfg.ppo.n_steps * cfg.tables.num_envs
+        self.n_updates = -(-cfg.run.timesteps // self.rollout)
+        self.next_checkpoint = cfg.run.checkpoint_every or None
+        self.next_snapshot = cfg.league.snapshot_every or None
         self.t0, self.t_rollout, self.t_update = time.perf_counter(), 0.0, 0.0
         self.bar = None
-        if cfg.progress:
+        if cfg.run.progress:
             from .run import LogAboveBar, progress_bar
             self.bar = progress_bar(0, self.n_updates * self.rollout)
             self.log = LogAboveBar(log)
@@ -327,17 +327,19 @@ class Books:
     def after_update(self, step: int, stats: dict, returns: list) -> None:
         cfg, learner = self.cfg, self.learner
         if self.next_checkpoint is not None and step >= self.next_checkpoint:
-            save_actor(learner.actor, cfg, Path(cfg.out) / "checkpoints" / f"step_{step}.npz",
+            save_actor(learner.actor, cfg, Path(cfg.run.out) / "checkpoints" / f"step_{step}.npz",
                        step, learner.critic)
-            self.next_checkpoint = (step // cfg.checkpoint_every + 1) * cfg.checkpoint_every
+            every = cfg.run.checkpoint_every
+            self.next_checkpoint = (step // every + 1) * every
         if self.next_snapshot is not None and step >= self.next_snapshot:
             snap = save_actor(learner.actor, cfg,
-                              Path(cfg.out) / "snapshots" / f"step_{step}.npz", step)
+                              Path(cfg.run.out) / "snapshots" / f"step_{step}.npz", step)
             for league in learner.leagues:
-                league.add_snapshot(str(snap), cfg.max_snapshots)
+                league.add_snapshot(str(snap), cfg.league.max_snapshots)
             self.log(f"snapshot {snap.stem} joins the league "
                      f"({len(learner.leagues[0].snapshot_paths())} live)")
-            self.next_snapshot = (step // cfg.snapshot_every + 1) * cfg.snapshot_every
+            every = cfg.league.snapshot_every
+            self.next_snapshot = (step // every + 1) * every
         if self.bar is not None:
             self.bar.update(self.rollout)
         every = self.log_every
@@ -371,13 +373,14 @@ def lean_warm_start(learner: Learner, cfg: TrainConfig, log) -> dict:
 
     from .imitation import LeanPolicy, warm_start
     from .run import LogAboveBar
-    log(f"imitation warm start: collecting {cfg.bc_rows:,} positions of {cfg.teacher}, "
-        f"then {cfg.bc_epochs} epoch(s) of behaviour cloning...")
-    Path(cfg.out).mkdir(parents=True, exist_ok=True)      # train() alone: no run folder yet
-    partner = SelfPartner(learner.actor, learner.masks) if cfg.partner == "self" else None
+    ws = cfg.warm_start
+    log(f"imitation warm start: collecting {ws.bc_rows:,} positions of {ws.teacher}, "
+        f"then {ws.bc_epochs} epoch(s) of behaviour cloning...")
+    Path(cfg.run.out).mkdir(parents=True, exist_ok=True)      # train() alone: no run folder yet
+    partner = SelfPartner(learner.actor, learner.masks) if cfg.tables.partner == "self" else None
     return warm_start(SimpleNamespace(policy=LeanPolicy(learner.actor, learner.critic)), cfg,
-                      Path(cfg.out), LogAboveBar(log),
-                      masks=learner.masks if cfg.constraint else None, self_agent=partner)
+                      Path(cfg.run.out), LogAboveBar(log),
+                      masks=learner.masks if cfg.tables.constraint else None, self_agent=partner)
 
 
 def train(args: TrainConfig, log=print, on_rollout=None, max_grad_norm: float = 0.5,
@@ -396,10 +399,10 @@ def train(args: TrainConfig, log=print, on_rollout=None, max_grad_norm: float = 
     import torch
     check_lean(args)
     cfg = args
-    torch.set_num_threads(cfg.torch_threads)
-    rng = np.random.default_rng(cfg.seed)
+    torch.set_num_threads(cfg.run.torch_threads)
+    rng = np.random.default_rng(cfg.run.seed)
     learner = make_learner(cfg, sparse, begin, log)
-    if cfg.bc_rows and not cfg.init:
+    if cfg.warm_start.bc_rows and not cfg.ppo.init:
         lean_warm_start(learner, cfg, log)
     buf = rollout_storage(cfg, learner)
     books = Books(cfg, learner, log, log_every)
@@ -414,15 +417,15 @@ def train(args: TrainConfig, log=print, on_rollout=None, max_grad_norm: float = 
             on_rollout(step, buf.act.numpy().copy(), buf.mask.numpy().copy(),
                        buf.rew.numpy().copy())
         with torch.no_grad():
-            adv, ret = gae(buf, learner.critic(buf.next_obs).squeeze(1), cfg.gamma,
-                           cfg.gae_lambda)
-        stats = ppo_update(learner, buf, adv, ret, cfg, rng, step > cfg.critic_warmup,
+            adv, ret = gae(buf, learner.critic(buf.next_obs).squeeze(1), cfg.ppo.gamma,
+                           cfg.ppo.gae_lambda)
+        stats = ppo_update(learner, buf, adv, ret, cfg, rng, step > cfg.ppo.critic_warmup,
                            max_grad_norm, sparse)
         books.t_update += time.perf_counter() - t2
         books.after_update(step, stats, buf.returns)
     books.close()
     learner.env.close()
-    return save_actor(learner.actor, cfg, Path(cfg.out) / "final.npz", step, learner.critic)
+    return save_actor(learner.actor, cfg, Path(cfg.run.out) / "final.npz", step, learner.critic)
 
 
 def train_run(cfg: TrainConfig, log=print, overwrite: bool = False, begin=None) -> Path:
@@ -437,9 +440,9 @@ def train_run(cfg: TrainConfig, log=print, overwrite: bool = False, begin=None) 
     from contextlib import ExitStack
 
     from .folder import check_out, stopped_cleanly, write_json
-    run = Path(cfg.out)
+    run = Path(cfg.run.out)
     state = check_out(cfg, overwrite)
-    rollout = cfg.n_steps * cfg.num_envs
+    rollout = cfg.ppo.n_steps * cfg.tables.num_envs
     guard = ExitStack()
 
     def made():
@@ -447,19 +450,19 @@ def train_run(cfg: TrainConfig, log=print, overwrite: bool = False, begin=None) 
         write_json(run / "config.json", {"config": cfg.to_dict()})
         if begin is not None:
             begin()
-        if cfg.formats:
+        if cfg.tables.formats:
             from .formats import describe, resolve, table_shares
-            fmts = resolve(cfg.formats)
+            fmts = resolve(cfg.tables.formats)
             log(f"formats: {len(fmts)} table formats (tables each), " + "; ".join(
-                f"{describe(f)} ({n})" for f, n in table_shares(cfg.num_envs, fmts)))
+                f"{describe(f)} ({n})" for f, n in table_shares(cfg.tables.num_envs, fmts)))
 
     t0 = time.perf_counter()
     with guard:
-        npz = train(cfg, log=log, log_every=max(rollout, cfg.timesteps // 10), begin=made)
+        npz = train(cfg, log=log, log_every=max(rollout, cfg.run.timesteps // 10), begin=made)
     log(f"trained in {time.perf_counter() - t0:,.0f} s; run folder {run}: final.npz (the "
         "model, the safe format)" + (", checkpoints/step_N.npz" if any(
             (run / "checkpoints").glob("step_*.npz")) else "")
         + "; play it: nertz tournament --agents "
-        + shlex.quote(f"ppo:{npz},{cfg.eval_against}")
-        + ("" if cfg.formats else f" --teams {cfg.teams}"))
+        + shlex.quote(f"ppo:{npz},{cfg.evaluation.eval_against}")
+        + ("" if cfg.tables.formats else f" --teams {cfg.tables.teams}"))
     return npz
