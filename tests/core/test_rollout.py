@@ -1,0 +1,154 @@
+"""Rollouts (nertz_env/core/fork.py rollout_range / rollout_batch / rollout).
+
+- FIDELITY: with the true cards, the table's own generator key and the bots' moves, a rollout
+  from a mid-hand position IS the table's real continuation (played by the engine's own tick
+  from Python): after every horizon 1..30 and at the end of the hand, the whole state of the
+  slot equals the real table's, array for array, at 2 and 4 teams, serial and parallel; the
+  value is the "relative" points of the real scores. A fork with any other key diverges.
+- the forced first move is played: forcing another legal move changes the continuation; an
+  illegal forced move refuses the batch before any tick (one-line ValueError).
+- common random numbers and determinism (worlds from core/worlds.py): a candidate equal to the
+  base move gives a zero paired difference in every world; the same seed gives the same values.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from test_fork import mid_hand, same_table
+
+from nertz_env.core.fork import (HORIZON_END, allocate_rollouts, fork_rows, rollout,
+                                 rollout_args, rollout_range)
+from nertz_env.core.scoring import relative_points
+
+HORIZONS = list(range(1, 31)) + [HORIZON_END]
+T0 = 20                                    # ticks played before the fork
+
+
+def real_continuation(play, horizons):
+    """{h: the state of every table after h more ticks (or at its hand's end)}, and the final
+    hand scores, by stepping the engine itself."""
+    out = {}
+    h = 0
+    while not play.engine.hand_over.all():
+        play.tick()
+        h += 1
+        if h in horizons:
+            out[h] = play.snapshot()
+    for k in horizons:                       # hands over before tick h: the final state
+        if k not in out:
+            out[k] = play.snapshot()
+    return out, play.engine.hand_scores().copy()
+
+
+def fork_for_rollouts(play, n_groups, deciding_seat, first_all=False):
+    """Rollout buffers with n_groups copies of every table at its true key; the deciding seat's
+    first move (all seats' with first_all) forced to what its bot plays."""
+    eng = play.engine
+    n, S = eng.n_tables, play.config.num_seats
+    rng0 = play.policy_rng.copy()
+    moves = play.bot_moves()                # the bots' moves now (policy_rng advanced)
+    play.policy_rng[:] = rng0               # ...and back: the real game draws them again
+    ro = allocate_rollouts(play.config, n * n_groups)
+    rows = np.tile(np.arange(n), n_groups)
+    fork_rows(eng.state, ro.state, rows, np.arange(n * n_groups), eng.state.rng[rows])
+    ro.kinds[:] = play.kinds[rows]
+    ro.knobs[:] = play.knobs[rows]
+    ro.policy_rng[:] = rng0[rows]
+    ro.seats[:] = deciding_seat
+    if first_all:
+        ro.first[:] = moves[rows]
+    else:
+        ro.first[:, deciding_seat] = moves[rows, deciding_seat]
+    return ro
+
+
+@pytest.mark.parametrize("teams,n,first_all", [(2, 24, False), (4, 16, True)])
+def test_rollout_is_the_real_continuation_tick_for_tick(teams, n, first_all):
+    play = mid_hand(teams, n, seed=100 + teams, ticks=T0)
+    ro = fork_for_rollouts(play, len(HORIZONS), deciding_seat=teams - 1, first_all=first_all)
+    for g, h in enumerate(HORIZONS):
+        rollout(ro, play.engine.params, h, lo=g * n, hi=(g + 1) * n)
+    real, final_scores = real_continuation(play, set(HORIZONS))
+    assert (play.engine.state.status != 0).all()
+    for g, h in enumerate(HORIZONS):
+        for e in range(n):
+            assert same_table(real[h], e, ro.state, g * n + e) == [], (h, e)
+    end = HORIZONS.index(HORIZON_END) * n
+    me = play.config.seat_team[teams - 1]
+    want = relative_points(final_scores[:, me], final_scores.sum(axis=1), teams)
+    np.testing.assert_array_equal(ro.values[end:end + n], want)
+    np.testing.assert_array_equal(ro.scores[end:end + n], final_scores)
+    assert len(set(real[HORIZON_END].tick.tolist())) > 3      # hands of many lengths
+
+
+def test_parallel_rollouts_equal_the_serial_ones_and_the_real_game():
+    play = mid_hand(4, 12, seed=7, ticks=T0)
+    a = fork_for_rollouts(play, 2, deciding_seat=0)
+    b = fork_for_rollouts(play, 2, deciding_seat=0)
+    rollout(a, play.engine.params, 15)
+    rollout(b, play.engine.params, 15, parallel=True)
+    real, _ = real_continuation(play, {15})
+    for k in range(24):
+        assert same_table(a.state, k, b.state, k) == []
+        assert same_table(real[15], k % 12, a.state, k) == []
+    np.testing.assert_array_equal(a.values, b.values)
+
+
+def test_another_key_is_another_continuation():
+    """The fidelity above rests on the key: forked with other keys, most tables diverge."""
+    play = mid_hand(2, 16, seed=3, ticks=T0)
+    ro = fork_for_rollouts(play, 1, deciding_seat=0)
+    ro.state.rng[:] += np.uint64(1)
+    rollout(ro, play.engine.params, HORIZON_END)
+    real, _ = real_continuation(play, {HORIZON_END})
+    differ = sum(same_table(real[HORIZON_END], e, ro.state, e) != [] for e in range(16))
+    assert differ >= 12
+
+
+def test_the_forced_first_move_is_played():
+    play = mid_hand(2, 16, seed=21, ticks=T0)
+    eng = play.engine
+    ro = fork_for_rollouts(play, 1, deciding_seat=0)
+    forced = 0
+    for e in range(16):                      # another legal move than the bot's, if any
+        legal = np.flatnonzero(eng.masks[e, 0])
+        other = legal[legal != ro.first[e, 0]]
+        if other.size:
+            ro.first[e, 0] = other[-1]
+            forced += 1
+    assert forced >= 8
+    rollout(ro, eng.params, 1)
+    real, _ = real_continuation(play, {1})
+    differ = sum(same_table(real[1], e, ro.state, e) != [] for e in range(16))
+    assert differ == forced
+
+
+def test_an_illegal_forced_move_refuses_the_batch_before_any_tick():
+    play = mid_hand(2, 4, seed=2, ticks=T0)
+    ro = fork_for_rollouts(play, 1, deciding_seat=0)
+    illegal = int(np.flatnonzero(play.engine.masks[2, 1] == 0)[0])
+    ro.first[2, 1] = illegal
+    before = [a.copy() for a in ro.state]
+    with pytest.raises(ValueError, match=rf"^slot 2, seat 1: forced first move {illegal} is "
+                                         r"not legal"):
+        rollout(ro, play.engine.params, 5)
+    assert all(np.array_equal(x, y) for x, y in zip(before, ro.state))
+    assert rollout_range(*rollout_args(ro, play.engine.params, 5), 0, 2) == -1  # slots 0, 1
+
+
+@pytest.mark.parametrize("bad,match", [
+    (dict(horizon=-1), r"^horizon=-1 must be an int >= 0"),
+    (dict(lo=3, hi=2), r"^slots lo=3, hi=2 must satisfy"),
+    (dict(seat=5), r"^seats must be seat numbers 0\.\.1$"),
+    (dict(external=True), r"^slot 1, seat 0: rollouts play core bots only"),
+])
+def test_bad_arguments_are_one_line_errors(bad, match):
+    play = mid_hand(2, 2, seed=1, ticks=5)
+    ro = fork_for_rollouts(play, 1, deciding_seat=0)
+    if "seat" in bad:
+        ro.seats[0] = bad["seat"]
+    if "external" in bad:
+        ro.kinds[1, 0] = 2
+    with pytest.raises(ValueError, match=match):
+        rollout(ro, play.engine.params, bad.get("horizon", 3), lo=bad.get("lo", 0),
+                hi=bad.get("hi"))
