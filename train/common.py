@@ -30,9 +30,10 @@ import sys
 from pathlib import Path
 
 from agents.cli.common import Parser, one_line
+from agents.judging.agreement import agreement as judged_agreement
+from agents.judging.head_to_head import head_to_head as judged_h2h
 from agents.training.folder import write_json          # an OSError names the file, not .part
 from agents.training.lean_ppo import critic_path, lean_config, train_run
-from nertz_env.config import RulesConfig
 from nertz_env.files import json_loads_bounded, read_capped
 from nertz_env.files import write_json as write_result      # judgement.json, as ever written
 
@@ -295,36 +296,18 @@ def check_legs(out: Path, legs: list, kind: str, named: str, after, check) -> No
 
 # ------------------------------------------------------------------ the judgement
 def head_to_head(a: str, b: str, deals: int, seed: int) -> dict:
-    """a against b at 2 solo teams on `deals` duplicate deals: points per hand, a minus b,
-    with its 95% interval over deals (agents/training/evaluation.py)."""
-    from agents.training.evaluation import evaluate_policy_zip
-    r = evaluate_policy_zip(a, f"ppo:{b}", RulesConfig(num_teams=2), deals, seed)
-    return {"a": a, "b": b, "deals": deals, "seed": seed,
-            **{k: float(r[k]) for k in ("diff", "ci_low", "ci_high")}}
+    """Model a against model b (paths) at 2 solo teams on `deals` duplicate deals: points per
+    hand, a minus b, with its 95% interval over deals (agents/judging/head_to_head.py, the
+    match of `nertz judge h2h`)."""
+    row = judged_h2h(f"ppo:{a}", f"ppo:{b}", deals, seed)
+    return {**row, "a": a, "b": b}
 
 
 def agreement(a: str, b: str, teams: int, seed: int, tables: int = 128,
               ticks: int = 100) -> float:
-    """Share of the positions with a choice (more than one legal move) where model b plays
-    model a's move: a at seat 0 of `tables` tables among river-builders, `ticks` ticks."""
-    import warnings
-
-    from agents.registry import make_agent
-    from nertz_env import NertzVecEnv
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")              # untold tables: the models are nets
-        pa, pb = make_agent(f"ppo:{a}"), make_agent(f"ppo:{b}")
-    env = NertzVecEnv(num_envs=tables, num_teams=teams, seed=seed,
-                      opponents="heuristic:style=river-builder")
-    obs, same, n = env.reset(), 0, 0
-    for _ in range(ticks):
-        masks = env.action_masks()
-        moves = pa.act_batch(obs, masks)
-        choice = masks.sum(1) > 1
-        same += int(((pb.act_batch(obs, masks) == moves) & choice).sum())
-        n += int(choice.sum())
-        obs, *_ = env.step(moves)
-    return same / n
+    """Share of the positions with a choice where model b plays model a's move
+    (agents/judging/agreement.py, `nertz judge agreement`)."""
+    return judged_agreement(f"ppo:{a}", f"ppo:{b}", teams, seed, tables, ticks)
 
 
 def with_agreement(rows: list, seed: int) -> list:
