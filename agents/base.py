@@ -8,19 +8,27 @@
 them on a first axis. Anything with `act` works as an opponent in NertzGymEnv and in
 tournaments; `Agent` gives `act_batch` for free.
 
-Agents whose play depends on rules the observation does not show (`learned`'s family) get
-told the table by `for_table(config) -> Agent`; the play loops, the envs and the league call
-it through `nertz_env.envs.opponents.for_table`, which passes any other object through.
+A table reaches an agent one way: `for_table(config) -> Agent`, called with the table's
+RulesConfig before play, returns the agent that plays that table. The arena calls it on every
+Agent of a run (agents/arena/play.py Roster.for_table); the envs, the league and the human
+table call it through `nertz_env.envs.opponents.for_table`, which passes objects without it
+through. An agent whose play depends on the table (`learned`'s family picks its member by
+rules the observation does not show; a net says which net plays each seat, below) returns a
+copy that keeps it (`told`: its `table`); the others return themselves. Nothing else hands an
+agent its table.
 
 Bots that also live inside the jitted core (random, greedy, heuristic styles) say so with
 `core_policy() -> (kind, knobs)` (nertz_env/core/policies.py): tournaments and the vector env
 then play them inside numba, never calling `act` per tick. Their `act` is the plain-Python
-version of the same decision (agents/python_policies.py); tests hold the two equal.
+version of the same decision (agents/python_policies.py); tests hold the two equal. Agents
+that play safe-format nets say which, per seat of the table they were told, with
+`core_networks()` (the arena's net kernel, agents/learned/core_play.py).
 
 `Pair` (`pair:NERTZ&STREAM`) is two agents sharing a two-player team by role (R4).
 """
 from __future__ import annotations
 
+import copy
 from typing import Protocol, runtime_checkable
 
 import numpy as np
@@ -53,17 +61,30 @@ class Agent:
         """(kind, knobs int64 [12]) when the core can play this agent itself, else None."""
         return None
 
-    def core_networks(self, config):
-        """Per seat of `config`'s table, (policy, constraint bits) of the network this agent
-        plays there, for the play loop's net kernel (agents/learned/core_play.py, which
-        checks the policy is one it plays exactly), or None: played from Python."""
+    table = None
+    """The RulesConfig of the table this agent was told (`told`), or None: never told."""
+
+    def core_networks(self):
+        """Per seat of its table (`self.table`), (policy, constraint bits) of the network this
+        agent plays there, for the arena's net kernel (agents/learned/core_play.py, which
+        checks the policy is one it plays exactly), or None: played from Python (also when
+        it was never told a table)."""
         return None
 
     def for_table(self, config) -> "Agent":
-        """The agent that plays a table of `config` (a RulesConfig): itself, unless its play
-        depends on a rule the observation does not show (`learned`'s family picks its member
-        by R16 stacking: agents/learned/family.py). Callers that know the table call it."""
+        """The one way a table reaches an agent (module docstring): the agent that plays a
+        table of `config` (a RulesConfig). Itself here; an agent whose play depends on the
+        table returns `self.told(config)` (a copy), adjusted (`learned`'s family picks its
+        member by R16 stacking: agents/learned/family.py). Callers that know the table call
+        it before play."""
         return self
+
+    def told(self, config) -> "Agent":
+        """A shallow copy of this agent whose `table` is `config` (for for_table): the copy
+        shares everything else (its networks, its generators)."""
+        bound = copy.copy(self)
+        bound.table = config
+        return bound
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.name!r})"

@@ -132,11 +132,11 @@ def main(argv=None) -> int:
                          config)
     if picks is None:
         raise SystemExit(f"{a.agent!r} is not a net the core plays (core_play.networks)")
-    st = Stack(picks[:1])
+    st = Stack(picks[:1]).nets                      # the stacked arrays (core_play.Nets)
     eng, rows, masks = record(config, a.ticks, a.seed)
     obs = np.zeros((1, config.num_seats, OBS_DIM), np.float32)
     S, P, C = eng._common()
-    bits = int(st.bits_arr[0])
+    bits = int(st.bits[0])
     W = st.b0.shape[1]
     first = np.zeros((1, len(rows), W), np.float32)
     _first_loop(rows, st.w0, st.b0, st.act, first, len(rows))
@@ -146,7 +146,7 @@ def main(argv=None) -> int:
         "observation": lambda n: _observation_loop(S, P, C, obs, config.num_seats, n),
         "first layer": lambda n: _first_loop(rows, st.w0, st.b0, st.act, first.copy(), n),
         "later layers": lambda n: _later_loop(first, st.wh, st.bh, st.act, a.block, n),
-        "head": lambda n: _head_loop(hidden, rows, masks, st.wa, st.ba, st.bits_arr, TIE_GAP, n),
+        "head": lambda n: _head_loop(hidden, rows, masks, st.wa, st.ba, st.bits, TIE_GAP, n),
         "legal moves": lambda n: _legal_loop(rows, masks, bits, n),
     }
     us = {}

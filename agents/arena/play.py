@@ -31,12 +31,11 @@ from nertz_env.core.batch import deal_bots_range, play_bots_batch, play_bots_ran
 from nertz_env.core.policies import POLICY_EXTERNAL, new_policy_arrays
 from nertz_env.core.rules import stream_seat
 from nertz_env.engine import Engine
-from nertz_env.envs.opponents import for_table
 from nertz_env.envs.seats import SeatDriver
 from nertz_env.replay import Recorder
 from nertz_env.table.games import decide_winner
 
-from ..base import Pair, pair_at_solo_error
+from ..base import Agent, Pair, pair_at_solo_error
 from .deals import DealKeys, policy_keys
 from .progress import note_stalls, stall_timer
 
@@ -97,8 +96,10 @@ class Roster(NamedTuple):
         return self._replace(names=names)
 
     def for_table(self, config) -> "Roster":
-        """The roster with every agent told the table's rules (agents/base.py for_table)."""
-        return self._replace(agents=[for_table(a, config) for a in self.agents])
+        """The roster with every agent told the table (agents/base.py: Agent.for_table, the
+        one way a table reaches an agent; another object plays as it is)."""
+        return self._replace(agents=[a.for_table(config) if isinstance(a, Agent) else a
+                                     for a in self.agents])
 
 
 class Tables(NamedTuple):

@@ -23,13 +23,19 @@ rare, so a batch takes a few launches (tests/arena/test_core_play.py holds every
 to the Python loop's, ties included, for several IN_STEP).
 
 `networks(agent, config)`: per seat of that table, the (NumpyPolicy, constraint bits) the
-agent plays there (its `core_networks(config)`, agents/base.py), or None when the agent
-cannot play in the core (a draw instead of the
-argmax, an SB3 zip, an unmasked net, anything else). `Stack` holds the networks of one
-batch as arrays (every net the same depth, width and activation; else the Python loop).
+agent plays there (its `core_networks()` once told the table by `for_table(config)`, the
+one way a table reaches an agent: agents/base.py), or None when the agent cannot play in
+the core (a draw instead of the argmax, an SB3 zip, an unmasked net, anything else).
+`Stack` holds the networks of one batch as arrays (every net the same depth, width and
+activation; else the Python loop). The kernel's arguments come in named records: `Nets`
+(the stacked weights), `Seats` (who plays each seat), `Deals` (each table's keys),
+`Buffers` (the engine's per-tick arrays), `NetMemory` (each net seat's state across
+launches) and the play loop's HandResults (agents/arena/play.py) as `out`.
 Imports numpy, numba (SciPy for its np.dot), nertz_env's core and agents/constraints.py.
 """
 from __future__ import annotations
+
+from typing import NamedTuple
 
 import numpy as np
 from numba import njit, prange
@@ -57,12 +63,14 @@ IN_STEP = 16     # tables a chunk plays in step (4 to 64 measured, 16 best: benc
 def networks(agent, config):
     """Per seat of `config`'s table, (NumpyPolicy, constraint bits) of the net `agent` plays
     there, or None where it cannot be played in the core (module docstring). The agent says
-    which nets through `core_networks(config)` (agents/base.py); this checks each is one the
-    kernel plays exactly."""
+    which nets by `core_networks()` once told this table (`for_table(config)`,
+    agents/base.py: the caller tells it); this checks each is one the kernel plays exactly."""
+    from ..base import Agent
     from .weights import NumpyPolicy
-    ask = getattr(agent, "core_networks", None)
-    picks = ask(config) if callable(ask) else None
-    if picks is None:
+    if not isinstance(agent, Agent) or agent.table != config:
+        return None
+    picks = agent.core_networks()
+    if picks is None or len(picks) != config.num_seats:
         return None
     for policy, _ in picks:
         if not (isinstance(policy, NumpyPolicy) and policy.deterministic and policy.masked
@@ -71,10 +79,63 @@ def networks(agent, config):
     return picks
 
 
+class Nets(NamedTuple):
+    """The networks of one batch stacked for the kernel (K nets, L later hidden layers of
+    width W, A actions)."""
+    w0: np.ndarray       # float32 [K, OBS_DIM, W] first layer, input-major
+    b0: np.ndarray       # float32 [K, W]
+    wh: np.ndarray       # float32 [K, L, W, W] the other hidden layers, input-major
+    bh: np.ndarray       # float32 [K, L, W]
+    wa: np.ndarray       # float32 [K, A, W] the action net, one row per move
+    ba: np.ndarray       # float32 [K, A]
+    bits: np.ndarray     # int64 [K] each net's constraint (agents/constraints.py)
+    act: int             # ACT_TANH or ACT_RELU
+    tie: np.float32      # TIE_GAP: closer top-two legal logits pause the table
+
+
+class Seats(NamedTuple):
+    """Who plays each seat of each table (n tables, S seats)."""
+    net_of_seat: np.ndarray   # int64 [n, S] index into Nets, -1: a core bot or nobody's
+    kinds: np.ndarray         # core policy kind of each seat (nertz_env/core/policies.py)
+    knobs: np.ndarray         # its knobs
+    policy_rng: np.ndarray    # uint64 [n] random bots' generators (advanced in place)
+
+
+class Deals(NamedTuple):
+    """What each table is dealt (agents/arena/deals.py)."""
+    deal_keys: np.ndarray     # uint64 [n] deck keys (core/batch.py shuffle_deal)
+    hand_keys: np.ndarray     # uint64 [n, H] priority key of each hand
+    first_hand: np.ndarray    # int64 [n] hand number of the table's first hand (R4 roles)
+    games: bool               # whole games (stop at a winner, R30), else hands
+
+
+class Buffers(NamedTuple):
+    """The engine's per-tick arrays (nertz_env/engine.py)."""
+    masks: np.ndarray
+    actions: np.ndarray
+    priority: np.ndarray
+    applied: np.ndarray
+
+
+class NetMemory(NamedTuple):
+    """Each net seat's state, kept across the kernel's launches (n tables, S seats)."""
+    obs: np.ndarray      # float32 [n, S, OBS_DIM] its last observation
+    seen: np.ndarray     # float32 [n, S, OBS_DIM] the row its first layer describes
+    pre: np.ndarray      # float64 [n, S, W] that first layer before its activation
+    forced: np.ndarray   # int16 [n, S] a move Python chose (-1: none; ASK: Python is asked)
+    cursor: np.ndarray   # int64 [n] FRESH, DONE or the hand a paused table is in
+
+    @classmethod
+    def zeros(cls, n: int, S: int, W: int) -> "NetMemory":
+        return cls(np.zeros((n, S, OBS_DIM), np.float32), np.zeros((n, S, OBS_DIM), np.float32),
+                   np.zeros((n, S, W), np.float64), np.full((n, S), -1, np.int16),
+                   np.full(n, FRESH, np.int64))
+
+
 class Stack:
-    """The networks of one batch as arrays: w0 [K, OBS_DIM, W] (input-major), b0 [K, W],
-    wh [K, L, W, W], bh [K, L, W] (the other hidden layers), wa [K, A, W], ba [K, A],
-    bits [K] (constraints), act (ACT_TANH / ACT_RELU). K = the distinct policies given."""
+    """The networks of one batch: `nets` (Nets) of the K distinct (policy, constraint bits)
+    picks given, `policies` and `bits` their lists; ok: False where they differ in depth,
+    width or activation (the Python loop plays them)."""
 
     def __init__(self, picks):
         self.policies, self.bits = [], []
@@ -83,25 +144,27 @@ class Stack:
                 self.policies.append(p)
                 self.bits.append(int(b))
         first = self.policies[0]
-        shapes = {tuple(w.shape for w, _ in p._layers) for p in self.policies}
+        shapes = {tuple(w.shape for w, _ in p.hidden_layers) for p in self.policies}
         acts = {p.activation for p in self.policies}
         self.ok = len(shapes) == 1 and len(acts) == 1 and (
             len({s[1] for s in next(iter(shapes))}) == 1)
         if not self.ok:
             return
-        L = len(first._layers) - 1
-        W = first._layers[0][0].shape[1]
-        self.w0 = np.stack([p._layers[0][0] for p in self.policies]).astype(np.float32)
-        self.b0 = np.stack([p._layers[0][1] for p in self.policies]).astype(np.float32)
-        self.wh = np.zeros((len(self.policies), L, W, W), np.float32)
-        self.bh = np.zeros((len(self.policies), L, W), np.float32)
+        L = len(first.hidden_layers) - 1
+        W = first.hidden_layers[0][0].shape[1]
+        K = len(self.policies)
+        wh = np.zeros((K, L, W, W), np.float32)
+        bh = np.zeros((K, L, W), np.float32)
         for k, p in enumerate(self.policies):
-            for l, (w, b) in enumerate(p._layers[1:]):
-                self.wh[k, l], self.bh[k, l] = w, b
-        self.wa = np.stack([p._head_out for p in self.policies]).astype(np.float32)
-        self.ba = np.stack([p._head[1] for p in self.policies]).astype(np.float32)
-        self.bits_arr = np.array(self.bits, np.int64)
-        self.act = ACT_TANH if first.activation == "tanh" else ACT_RELU
+            for l, (w, b) in enumerate(p.hidden_layers[1:]):
+                wh[k, l], bh[k, l] = w, b
+        self.nets = Nets(
+            np.stack([p.hidden_layers[0][0] for p in self.policies]).astype(np.float32),
+            np.stack([p.hidden_layers[0][1] for p in self.policies]).astype(np.float32),
+            wh, bh, np.stack([p.action_weight for p in self.policies]).astype(np.float32),
+            np.stack([p.action_bias for p in self.policies]).astype(np.float32),
+            np.array(self.bits, np.int64), ACT_TANH if first.activation == "tanh" else ACT_RELU,
+            TIE_GAP)
 
     def index(self, pick) -> int:
         p, b = pick
@@ -252,42 +315,41 @@ def logits(stack, k: int, observations) -> np.ndarray:
     """Net k's logits [n, A] as the kernel computes them, the rows taken in order as one
     seat's ticks (each row's first layer updated from the one before it); tests hold them
     within a small fraction of TIE_GAP of NumpyPolicy.logits: the premise of the pauses."""
+    nets = stack.nets
     obs = np.ascontiguousarray(observations, np.float32)
-    out = np.empty((obs.shape[0], stack.b0.shape[1]), np.float32)
-    _hidden_rows(obs, k, stack.w0, stack.b0, stack.wh, stack.bh, stack.act, out)
-    return out @ stack.wa[k].T + stack.ba[k]
+    out = np.empty((obs.shape[0], nets.b0.shape[1]), np.float32)
+    _hidden_rows(obs, k, nets.w0, nets.b0, nets.wh, nets.bh, nets.act, out)
+    return out @ nets.wa[k].T + nets.ba[k]
 
 
 @njit(cache=True, error_model="numpy", inline="always")
-def _begin_hand(st, prm, scr, masks, deal_keys, hand_keys, first_hand, net_of_seat, b0, seen,
-                pre, e, h):
-    hand = first_hand[e] + h
-    st.rng[e] = hand_keys[e, h]
-    shuffle_deal(st, prm, scr, e, deal_keys[e], hand)
+def _begin_hand(st, prm, scr, buf, seats, deals, nets, mem, e, h):
+    hand = deals.first_hand[e] + h
+    st.rng[e] = deals.hand_keys[e, h]
+    shuffle_deal(st, prm, scr, e, deals.deal_keys[e], hand)
     deal_table(st, prm, e, scr.decks[e], hand)
-    write_table_masks(st, prm, scr, e, masks)
+    write_table_masks(st, prm, scr, e, buf.masks)
     for s in range(prm.n_seats):        # a new hand: each net's first layer from scratch
-        k = net_of_seat[e, s]
+        k = seats.net_of_seat[e, s]
         if k >= 0:
-            seen[e, s, :] = 0.0
-            pre[e, s, :] = b0[k]
+            mem.seen[e, s, :] = 0.0
+            mem.pre[e, s, :] = nets.b0[k]
 
 
 @njit(cache=True, error_model="numpy")  # allocates its work rows: NRT on
-def play_nets_range(st, prm, scr, masks, actions, priority, applied, policy_rng, kinds, knobs,
-                    deal_keys, hand_keys, first_hand, stop_at_winner, hand_scores, n_hands,
-                    calls, winners, ticks, net_of_seat, w0, b0, wh, bh, wa, ba, bits, act,
-                    obs_buf, seen, pre, forced, cursor, tie, in_step, lo, hi):
+def play_nets_range(st, prm, scr, buf, seats, deals, out, nets, mem, in_step, lo, hi):
     """Tables lo..hi, in_step at a time (slots): per tick every slot's bots choose and its
     ready net seats get their first layer, then each net's later layers run over all its
     rows of the tick at once, then every slot's nets pick their moves and its table steps.
     A slot whose table ends its game or pauses at a near-tie takes the chunk's next table.
-    Tables share nothing, so the order they are played in changes no number."""
+    Tables share nothing, so the order they are played in changes no number. The records:
+    module docstring."""
     S = prm.n_seats
     T = prm.n_teams
-    H = hand_scores.shape[1]
-    W = b0.shape[1]
-    K = w0.shape[0]
+    H = out.scores.shape[1]
+    W = nets.b0.shape[1]
+    K = nets.w0.shape[0]
+    net_of_seat, cursor, forced, actions = seats.net_of_seat, mem.cursor, mem.forced, buf.actions
     h_buf = np.empty((K, in_step * S, W), np.float32)
     g_buf = np.empty((K, in_step * S, W), np.float32)
     n_rows = np.zeros(K, np.int64)
@@ -310,17 +372,16 @@ def play_nets_range(st, prm, scr, masks, actions, priority, applied, policy_rng,
                 resume = cursor[e] >= 0
                 h = cursor[e] if resume else 0
                 if not resume:
-                    winners[e] = -1
-                    n_hands[e] = 0
+                    out.winner[e] = -1
+                    out.hands[e] = 0
                 totals[q, :] = 0
                 game_calls[q, :] = 0
                 for g in range(h):
                     for t in range(T):
-                        totals[q, t] += hand_scores[e, g, t]
-                        game_calls[q, t] += calls[e, g, t]
+                        totals[q, t] += out.scores[e, g, t]
+                        game_calls[q, t] += out.calls[e, g, t]
                 if not resume:
-                    _begin_hand(st, prm, scr, masks, deal_keys, hand_keys, first_hand,
-                                net_of_seat, b0, seen, pre, e, h)
+                    _begin_hand(st, prm, scr, buf, seats, deals, nets, mem, e, h)
                 slot[q], slot_h[q], slot_resume[q] = e, h, resume
             busy += slot[q] >= 0
         if busy == 0:
@@ -331,8 +392,9 @@ def play_nets_range(st, prm, scr, masks, actions, priority, applied, policy_rng,
             if e < 0:
                 continue
             if not slot_resume[q]:    # a resumed tick keeps the bots' moves it paused with
-                write_policy_actions(masks, scr.avail, st.river, st.river_n,
-                                     prm.seat_team, kinds, knobs, policy_rng, actions, e, S)
+                write_policy_actions(buf.masks, scr.avail, st.river, st.river_n,
+                                     prm.seat_team, seats.kinds, seats.knobs,
+                                     seats.policy_rng, actions, e, S)
             slot_resume[q] = False
             for s in range(S):
                 row_of[q, s] = -1
@@ -346,15 +408,16 @@ def play_nets_range(st, prm, scr, masks, actions, priority, applied, policy_rng,
                 if st.tick[e] < st.ready[e, s]:  # not ready: Wait is its one move (R21);
                     actions[e, s] = WAIT         # its first layer catches up next time
                     continue
-                write_seat_observation(st, prm, scr, e, s, obs_buf, s)
+                write_seat_observation(st, prm, scr, e, s, mem.obs, s)
                 r = n_rows[k]
-                _first_layer(obs_buf[e, s], seen[e, s], pre[e, s], k, w0, act, h_buf[k, r], idx)
+                _first_layer(mem.obs[e, s], mem.seen[e, s], mem.pre[e, s], k, nets.w0,
+                             nets.act, h_buf[k, r], idx)
                 row_of[q, s] = r
                 n_rows[k] = r + 1
         last = h_buf
         for k in range(K):
             if n_rows[k] > 0:
-                last = _later_layers(k, n_rows[k], wh, bh, act, h_buf, g_buf)
+                last = _later_layers(k, n_rows[k], nets.wh, nets.bh, nets.act, h_buf, g_buf)
         for q in range(in_step):          # the nets' moves, then the tick resolves
             e = slot[q]
             if e < 0:
@@ -365,8 +428,8 @@ def play_nets_range(st, prm, scr, masks, actions, priority, applied, policy_rng,
                 if r < 0:
                     continue
                 k = net_of_seat[e, s]
-                a, near = _head_move(last[k, r], obs_buf[e, s], masks[e, s], k, wa, ba, bits,
-                                     idx, tie)
+                a, near = _head_move(last[k, r], mem.obs[e, s], buf.masks[e, s], k, nets.wa,
+                                     nets.ba, nets.bits, idx, nets.tie)
                 if near:
                     forced[e, s] = ASK
                     paused = True
@@ -376,43 +439,36 @@ def play_nets_range(st, prm, scr, masks, actions, priority, applied, policy_rng,
                 cursor[e] = slot_h[q]
                 slot[q] = -1
                 continue
-            step_table(st, prm, scr, e, actions, priority, masks, applied)
+            step_table(st, prm, scr, e, actions, buf.priority, buf.masks, buf.applied)
             if st.status[e] == PLAYING:
                 continue
             h = slot_h[q]
-            record_hand(st, prm, e, h, hand_scores, calls, ticks, n_hands, totals[q],
+            record_hand(st, prm, e, h, out.scores, out.calls, out.ticks, out.hands, totals[q],
                         game_calls[q])
             h += 1
             over = h >= H
-            if stop_at_winner:
+            if deals.games:
                 w = decide_winner(totals[q], game_calls[q], prm.target_score)
                 if w >= 0:
-                    winners[e] = w
+                    out.winner[e] = w
                     over = True
             if over:
                 cursor[e] = DONE
                 slot[q] = -1
             else:
                 slot_h[q] = h
-                _begin_hand(st, prm, scr, masks, deal_keys, hand_keys, first_hand, net_of_seat,
-                            b0, seen, pre, e, h)
+                _begin_hand(st, prm, scr, buf, seats, deals, nets, mem, e, h)
 
 
 @njit(cache=True, error_model="numpy", parallel=True)
-def play_nets_batch(st, prm, scr, masks, actions, priority, applied, policy_rng, kinds, knobs,
-                    deal_keys, hand_keys, first_hand, stop_at_winner, hand_scores, n_hands,
-                    calls, winners, ticks, net_of_seat, w0, b0, wh, bh, wa, ba, bits, act,
-                    obs_buf, seen, pre, forced, cursor, tie, in_step):
+def play_nets_batch(st, prm, scr, buf, seats, deals, out, nets, mem, in_step):
     """play_nets_range over chunks of the tables (module docstring): every table plays
     from where its cursor says until its end or its next near-tie."""
     E = st.tick.shape[0]
     k = n_chunks(E)
     for c in prange(k):
         lo, hi = chunk_bounds(c, k, E)
-        play_nets_range(st, prm, scr, masks, actions, priority, applied, policy_rng, kinds,
-                        knobs, deal_keys, hand_keys, first_hand, stop_at_winner, hand_scores,
-                        n_hands, calls, winners, ticks, net_of_seat, w0, b0, wh, bh, wa, ba,
-                        bits, act, obs_buf, seen, pre, forced, cursor, tie, in_step, lo, hi)
+        play_nets_range(st, prm, scr, buf, seats, deals, out, nets, mem, in_step, lo, hi)
 
 
 def play_nets(eng, stack: Stack, net_of_seat, kinds, knobs, policy_rng, deal_keys, hand_keys,
@@ -420,29 +476,24 @@ def play_nets(eng, stack: Stack, net_of_seat, kinds, knobs, policy_rng, deal_key
     """Every table of `eng` played to its end (a whole game when games, else one hand) into
     `out` (agents/arena/play.py HandResults), network seats by net_of_seat [n, S] (index
     into stack, -1: a core bot or nobody's), in_step tables of a chunk at a time. Returns
-    the kernel launches it took."""
+    the kernel launches it took. (The arguments of kernels before #41, so a benchmark can
+    swap in an older Stack and play_nets: benchmarks/learned_tournament.py --kernel-from.)"""
+    seats = Seats(net_of_seat, kinds, knobs, policy_rng)
+    deals = Deals(deal_keys, hand_keys, first_hand, games)
     n, S = net_of_seat.shape
-    obs_buf = np.zeros((n, S, OBS_DIM), np.float32)
-    seen = np.zeros((n, S, OBS_DIM), np.float32)         # what each seat's first layer describes
-    pre = np.zeros((n, S, stack.b0.shape[1]), np.float64)
-    forced = np.full((n, S), -1, np.int16)
-    cursor = np.full(n, FRESH, np.int64)
+    mem = NetMemory.zeros(n, S, stack.nets.b0.shape[1])
+    buf = Buffers(eng.masks, eng.actions, eng.priority, eng.applied)
     launches = 0
     while True:
         # the parallel kernel at every size: one variant to compile (~1 minute, cold)
-        eng.run_kernel(play_nets_batch, None, eng.masks, eng.actions, eng.priority,
-                       eng.applied, policy_rng, kinds, knobs, deal_keys, hand_keys, first_hand,
-                       games, out.scores, out.hands, out.calls, out.winner, out.ticks,
-                       net_of_seat, stack.w0, stack.b0, stack.wh, stack.bh, stack.wa, stack.ba,
-                       stack.bits_arr, stack.act, obs_buf, seen, pre, forced, cursor, TIE_GAP,
-                       in_step)
+        eng.run_kernel(play_nets_batch, None, buf, seats, deals, out, stack.nets, mem, in_step)
         launches += 1
-        ask_t, ask_s = np.nonzero(forced == ASK)
+        ask_t, ask_s = np.nonzero(mem.forced == ASK)
         if not ask_t.size:
             return launches
-        for k in np.unique(net_of_seat[ask_t, ask_s]):
-            sel = net_of_seat[ask_t, ask_s] == k
+        for k in np.unique(seats.net_of_seat[ask_t, ask_s]):
+            sel = seats.net_of_seat[ask_t, ask_s] == k
             t, s = ask_t[sel], ask_s[sel]
-            rows = obs_buf[t, s]
+            rows = mem.obs[t, s]
             legal = constrain(rows, eng.masks[t, s], stack.bits[k])
-            forced[t, s] = stack.policies[k].predict_rows(rows, legal)
+            mem.forced[t, s] = stack.policies[k].predict_rows(rows, legal)

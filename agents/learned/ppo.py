@@ -74,8 +74,14 @@ class PPOAgent(Agent):
                                        deterministic=deterministic, on_illegal="pass")
         self.name = f"ppo:{path}"
 
-    def core_networks(self, config):
-        return [(self.policy, self.constraint)] * config.num_seats
+    def for_table(self, config) -> "PPOAgent":
+        """Told its table (agents/base.py): the net kernel then plays its seats there."""
+        return self.told(config)
+
+    def core_networks(self):
+        if self.table is None:
+            return None
+        return [(self.policy, self.constraint)] * self.table.num_seats
 
     def act(self, observation, action_mask) -> int:
         if not self.constraint:

@@ -18,7 +18,6 @@ every table, without a warning.
 """
 from __future__ import annotations
 
-import copy
 import warnings
 from pathlib import Path
 
@@ -130,17 +129,21 @@ class LearnedAgent(Agent):
             ", ".join(f"{k}={v}" for k, v in r.items()) for r in others)
 
     def for_table(self, config) -> "LearnedAgent":
-        """A family agent bound to a table of `config`: the member the table's rules pick
-        plays every seat (agents/learned/family.py); any other LearnedAgent is itself."""
-        if self.family is None:
-            return self
-        bound = copy.copy(self)
-        bound.by_hand = member_for(self.family, config)
-        bound._warned = set()
+        """This agent told a table of `config` (agents/base.py: its seats pick their models
+        for the net kernel, core_networks); a family's copy plays the member the table's
+        rules pick at every seat (agents/learned/family.py)."""
+        bound = self.told(config)
+        if self.family is not None:
+            bound.by_hand = member_for(self.family, config)
+            bound._warned = set()
         return bound
 
-    def core_networks(self, config):
-        """Each seat's model (model_for its table: its team count and team size)."""
+    def core_networks(self):
+        """Each seat's model on the table it was told (model_for the seat: its table's team
+        count and team size), or None: never told."""
+        config = self.table
+        if config is None:
+            return None
         out = []
         for s in range(config.num_seats):
             size = list(config.seat_team).count(config.seat_team[s])

@@ -409,7 +409,8 @@ def _logsumexp(x):
 
 
 class NumpyPolicy:
-    """A policy in the safe format, run in numpy (module docstring). act_batch: int64 [n]."""
+    """A policy in the safe format, run in numpy (module docstring). act_batch: int64 [n]. Its
+    layers: hidden_layers [(weight [in, out], bias)], action_weight [actions, width], action_bias"""
 
     sparse = True             # the fast path of deterministic masked moves (module docstring)
 
@@ -423,10 +424,12 @@ class NumpyPolicy:
         self.obs_size, self.n_actions = meta["observation_size"], meta["action_size"]
         self._act = ACTIVATIONS[meta["architecture"]["activation"]]
         n = len(meta["architecture"]["hidden"])
-        self._layers = [(arrays[f"hidden{i}_weight"].T.copy(), arrays[f"hidden{i}_bias"])
-                        for i in range(n)]
-        self._head = (arrays["action_weight"].T.copy(), arrays["action_bias"])
-        self._head_out = np.ascontiguousarray(arrays["action_weight"])   # [actions, width]
+        self.hidden_layers = [(arrays[f"hidden{i}_weight"].T.copy(), arrays[f"hidden{i}_bias"])
+                              for i in range(n)]
+        self.action_weight = np.ascontiguousarray(arrays["action_weight"])
+        self.action_bias = arrays["action_bias"]
+        self._head = (self.action_weight.T.copy(), self.action_bias)   # logits' [width, actions]
+        self._layers, self._head_out = self.hidden_layers, self.action_weight  # old kernels' names
         self._rng = np.random.default_rng(seed)
 
     @classmethod
@@ -445,9 +448,9 @@ class NumpyPolicy:
     def logits(self, observations) -> np.ndarray:
         """The action net's float32 logits [n, action_size]."""
         x = np.asarray(observations, np.float32)
-        for w, b in self._layers:
+        for w, b in self.hidden_layers:
             x = self._act(x @ w + b)
-        return x @ self._head[0] + self._head[1]
+        return x @ self._head[0] + self.action_bias
 
     def log_probs(self, observations, action_masks) -> np.ndarray:
         """SB3's log-probabilities, op for op in float32: Categorical normalises the logits;
@@ -475,11 +478,11 @@ class NumpyPolicy:
         from .sparse import first_layer, legal_argmax
         obs = np.asarray(observations, np.float32)
         masks = np.asarray(action_masks, bool)
-        (w0, b0), rest = self._layers[0], self._layers[1:]
+        (w0, b0), rest = self.hidden_layers[0], self.hidden_layers[1:]
         h = self._act(first_layer(obs, w0, b0))
         for w, b in rest:
             h = self._act(h @ w + b)
-        best, gap = legal_argmax(h, self._head_out, self._head[1], masks)
+        best, gap = legal_argmax(h, self.action_weight, self.action_bias, masks)
         close = np.flatnonzero(gap < TIE_GAP)
         if close.size:
             best[close] = self.predict_rows(obs[close], masks[close])

@@ -180,7 +180,7 @@ def test_the_learned_agent_plays_each_seat_its_own_model(monkeypatch):
     per = make_agent("learned:model=per-table")
     with pytest.warns(RuntimeWarning):
         keys = [per.model_for(3, 2), per.model_for(3, 1)]
-    got = core_play.networks(per, config)
+    got = core_play.networks(per.for_table(config), config)    # told its table
     want = [per.policies[keys[0 if config.seat_team.count(t) == 2 else 1]]
             for t in config.seat_team]
     assert [p for p, _ in got] == want
