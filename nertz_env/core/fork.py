@@ -1,4 +1,4 @@
-"""Forks and rollouts: the simulator side of decision-time search (issue 42).
+"""Forks and rollouts: the simulator side of decision-time search.
 
 A search agent copies a real table into many slots of a rollout state (a NertzState of its
 own, one "world" or one candidate per slot), changes what the seat cannot see there

@@ -152,3 +152,61 @@ def test_bad_arguments_are_one_line_errors(bad, match):
     with pytest.raises(ValueError, match=match):
         rollout(ro, play.engine.params, bad.get("horizon", 3), lo=bad.get("lo", 0),
                 hi=bad.get("hi"))
+
+
+# ------------------------------------------------------------- worlds: pairing and seeds
+def decision_batch(play, i, seat, cands, W, seed, keys_per_candidate=False, horizon=10):
+    """W uniform worlds of table i (core/worlds.py) x the candidates `cands` for `seat` (the
+    other seats: their bots), rolled out `horizon` ticks; values [W, C]."""
+    from nertz_env.core.worlds import fork_worlds, world_seeds
+    C = len(cands)
+    ro = allocate_rollouts(play.config, W * C)
+    keys, deals = world_seeds(seed, W)
+    slots = fork_worlds(play.engine.state, i, ro.state, ro.scratch, 0, C, keys, deals)
+    if keys_per_candidate:                   # the negative control: no common random numbers
+        ro.state.rng[:] = world_seeds([seed, 1], W * C)[0]
+    ro.kinds[:] = play.kinds[i]
+    ro.knobs[:] = play.knobs[i]
+    ro.policy_rng[:] = np.uint64(5)
+    ro.seats[:] = seat
+    for c, a in enumerate(cands):
+        ro.first[slots[:, c], seat] = a
+    rollout(ro, play.engine.params, horizon)
+    return ro.values[slots]
+
+
+def base_and_other(play, seat):
+    """(table, the base move, another legal move) at a table where the seat has a choice."""
+    moves = play.bot_moves()
+    for i in range(play.engine.n_tables):
+        legal = np.flatnonzero(play.engine.masks[i, seat])
+        other = legal[legal != moves[i, seat]]
+        if other.size:
+            return i, int(moves[i, seat]), int(other[0])
+    raise AssertionError("no table with a choice")
+
+
+@pytest.mark.parametrize("teams", [2, 4])
+def test_a_candidate_equal_to_the_base_move_has_zero_paired_difference(teams):
+    play = mid_hand(teams, 8, seed=40 + teams, ticks=T0)
+    i, base, other = base_and_other(play, seat=0)
+    v = decision_batch(play, i, 0, [base, other, base], W=16, seed=9)
+    np.testing.assert_array_equal(v[:, 2] - v[:, 0], 0)     # in every world
+    assert (v[:, 1] != v[:, 0]).any()                          # the move matters somewhere
+    # to the end of the hand: zero again; without common random numbers (a key per slot) the
+    # same move scores differently somewhere (the priority orders decide the Lake races, R22)
+    v = decision_batch(play, i, 0, [base, base], W=16, seed=9, horizon=HORIZON_END)
+    np.testing.assert_array_equal(v[:, 1] - v[:, 0], 0)
+    u = decision_batch(play, i, 0, [base, base], W=16, seed=9, keys_per_candidate=True,
+                       horizon=HORIZON_END)
+    assert (u[:, 1] != u[:, 0]).any()
+
+
+def test_same_seed_same_values_other_seed_other_values():
+    play = mid_hand(2, 8, seed=77, ticks=T0)
+    i, base, other = base_and_other(play, seat=1)
+    a = decision_batch(play, i, 1, [base, other], W=16, seed=3)
+    b = decision_batch(play, i, 1, [base, other], W=16, seed=3)
+    c = decision_batch(play, i, 1, [base, other], W=16, seed=4)
+    np.testing.assert_array_equal(a, b)
+    assert not np.array_equal(a, c)
