@@ -3,7 +3,8 @@
 A search agent copies a real table into many slots of a rollout state (a NertzState of its
 own, one "world" or one candidate per slot), changes what the seat cannot see there
 (core/worlds.py), forces each slot's first move and lets core bots play on for a few ticks.
-Everything here is numba and works on plain state arrays; nothing reads a Python object.
+The work is numba kernels over plain state arrays; the Python functions only check arguments
+and call them (a handful of microseconds each).
 
 - copy_tables(pairs, rows, slots): b[slots[k]] = a[rows[k]] for every pair of arrays (a, b)
   of two states (state_pairs: NertzState's fields, state.py, the one list of them, zipped), so
@@ -21,7 +22,7 @@ Everything here is numba and works on plain state arrays; nothing reads a Python
   checked Python door.
 
 Common random numbers: a slot's priority orders come from its own key only, and every tick
-draws the same count (draw_order: one per seat), so slots given the same key see the same
+draws the same count (draw_order: S - 1 a tick), so slots given the same key see the same
 orders tick for tick, whatever moves they play. With the true cards and the table's own key
 (st.rng[i]), a rollout of the bots' moves is the table's real continuation, state for state
 (tests/core/test_rollout.py).
