@@ -210,3 +210,10 @@ def test_same_seed_same_values_other_seed_other_values():
     c = decision_batch(play, i, 1, [base, other], W=16, seed=4)
     np.testing.assert_array_equal(a, b)
     assert not np.array_equal(a, c)
+
+
+def test_the_benchmark_measures_a_few_decisions():
+    """benchmarks/rollout.py's measurement on a tiny budget (no speed judged: finite figures)."""
+    from benchmarks.rollout import bench
+    row = bench(2, 2, 2, 3, 6)
+    assert row["decisions"] >= 1 and row["ms_per_decision"] > 0 < row["rollouts_per_s"]
