@@ -76,6 +76,42 @@ def sparse_first_layer():
     return SparseFirstLayer
 
 
+_STATS = []
+
+
+def masked_stats_fn():
+    """MaskedStats: a torch autograd function, (logits [n, A], masks bool [N, A] (numpy), rows
+    [n], act [n]) -> (log-probability of act [n], entropy [n]) under the masked softmax
+    (agents/learned/sparse.py masked_stats: one numba pass per row over its legal moves),
+    with its gradient to the logits (masked_stats_grad); what masked_logp, gather and the
+    entropy of the masked probabilities give, up to float32 rounding."""
+    if _STATS:
+        return _STATS[0]
+    import torch
+
+    from agents.learned.sparse import masked_stats, masked_stats_grad
+
+    class MaskedStats(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, logits, masks, rows, act):
+            z = logits.detach().contiguous().numpy()
+            logp, ent, lse = masked_stats(z, masks, rows, act)
+            ctx.saved = (z, masks, rows, act, lse, ent)
+            return torch.from_numpy(logp), torch.from_numpy(ent.astype(np.float32))
+
+        @staticmethod
+        def backward(ctx, g_logp, g_ent):
+            z, masks, rows, act, lse, ent = ctx.saved
+            n = z.shape[0]
+            g1 = np.zeros(n, np.float32) if g_logp is None else g_logp.contiguous().numpy()
+            g2 = np.zeros(n, np.float32) if g_ent is None else g_ent.contiguous().numpy()
+            grad = masked_stats_grad(z, masks, rows, act, lse, ent, g1, g2)
+            return torch.from_numpy(grad), None, None, None
+
+    _STATS.append(MaskedStats)
+    return MaskedStats
+
+
 def policy_arrays(actor, net_arch, obs_size: int, n_actions: int, provenance: dict,
                   rules: dict, teams: int) -> tuple:
     """(meta, arrays) of the safe format (agents/learned/weights.py) for the actor MLP."""
@@ -111,14 +147,48 @@ def sample(actor, obs, mask):
 
 class SelfPartner:
     """partner='self': the teammate's moves, drawn from the current actor under the masks
-    `masks(obs, legal)` gives the learner (its constraint)."""
+    `masks(obs, legal)` gives the learner (its constraint).
+
+    The lean PPO's rollout draws them in the learner's own forward pass: before each step
+    `gather(league)` reads the rows the league is about to ask for (its partner seats, in the
+    order its `_external` passes them), the rollout samples them with the learner's rows and
+    `answer(obs, ids)` leaves the moves, which the next act_batch returns (once, and only
+    for those very observations); without an answer act_batch samples them itself."""
 
     def __init__(self, actor, masks):
         self.actor, self.masks = actor, masks
+        self._answer = None
+        self._driver = None
+
+    def gather(self, league) -> tuple:
+        """(obs float32 [n, OBS_DIM], legal bool [n, N_ACTIONS]) of the partner seats' rows
+        the league's next step asks act_batch for (table-major, as envs/seats.py gathers
+        them: the same kernel, before the tick)."""
+        from nertz_env.core.policies import POLICY_EXTERNAL
+        from nertz_env.envs.seats import SeatDriver
+        batch = league.batch
+        if self._driver is None or self._driver.engine is not batch.engine:
+            self._driver = SeatDriver(batch.engine)
+        ext = batch.kinds == POLICY_EXTERNAL
+        ext[:, batch.learner_seat] = False
+        rows_t, rows_s = np.nonzero(ext)
+        mine = np.isin(rows_s, league.partners)
+        return self._driver.gather(rows_t[mine], rows_s[mine])
+
+    def answer(self, obs, ids) -> None:
+        """The moves (int64 [n]) the next act_batch returns for exactly these observations."""
+        self._answer = (obs, ids)
 
     def act_batch(self, obs, masks):
         import torch
         o = np.asarray(obs, np.float32)
+        if self._answer is not None:
+            known, ids = self._answer
+            self._answer = None
+            if not np.array_equal(known, o):
+                raise RuntimeError("partner='self': the rows asked for are not the rows "
+                                   "gathered before the step")
+            return ids
         with torch.no_grad():
             a, _ = sample(self.actor, torch.from_numpy(o),
                           torch.from_numpy(self.masks(o, masks)))

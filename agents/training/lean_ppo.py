@@ -34,7 +34,11 @@ per-step machinery (rollout buffer objects, callbacks, distribution classes, dic
   it before the policy sees them, in the rollout and so in the update; the saved model names
   it, so `ppo:` plays it under the same masks.
 - Partner (TrainConfig.partner='self'): at a two-player team the learner's teammate plays the
-  current actor, its moves sampled under the same masks (league.py), not a league entry.
+  current actor, its moves sampled under the same masks (league.py), not a league entry; the
+  rollout draws them in the learner's own forward pass, one per step for every format
+  (lean_policy.py SelfPartner gather/answer).
+- The update's masked log-probabilities and entropy: one numba pass per row over its legal
+  moves, gradient included (lean_policy.py masked_stats_fn); speed: benchmarks/README.md.
 - Output: the actor in the project's safe weight format (agents/learned/weights.py), which
   `make_agent("ppo:OUT/final.npz")` plays in numpy.
 
@@ -63,8 +67,8 @@ import numpy as np
 
 from .config import TrainConfig
 from .lean_policy import (_SPARSE, SelfPartner, _mlp, critic_path, masked_logp,  # noqa: F401
-                          networks, policy_arrays, sample, save_actor, save_untrained,
-                          sparse_first_layer, start_from)
+                          masked_stats_fn, networks, policy_arrays, sample, save_actor,
+                          save_untrained, sparse_first_layer, start_from)
 
 
 # the TrainConfig fields the lean PPO reads (and the warm start's: imitation.py)
@@ -98,7 +102,9 @@ class Learner:
     """What a run trains and on what: the env (base: the NertzVecEnv whose action_masks it
     reads), the actor and critic with their optimiser over params, masks(obs, legal): the
     learner's legal moves under its constraint, is_shift: 1 at the river-shift moves (the
-    shift_cost shaping), and the leagues (one per format)."""
+    shift_cost shaping), the leagues (one per format) and, with partner='self', the
+    (league, SelfPartner) pairs of the leagues with partner seats, whose moves the rollout
+    draws in the learner's forward pass."""
     env: object
     base: object
     actor: object
@@ -110,6 +116,7 @@ class Learner:
     leagues: list
     obs_size: int
     n_actions: int
+    partners: list = dataclasses.field(default_factory=list)
 
 
 def make_learner(cfg: TrainConfig, sparse: bool, begin, log) -> Learner:
@@ -147,11 +154,15 @@ def make_learner(cfg: TrainConfig, sparse: bool, begin, log) -> Learner:
         return constrain(obs, legal, cid) if cid else np.asarray(legal, bool)
 
     leagues = [league_of(sub) for sub in (env.envs if cfg.tables.formats else [env])]
+    partners = []
     if cfg.tables.partner == "self":
         for league in leagues:
-            league.set_self_agent(SelfPartner(actor, masks))
+            partner = SelfPartner(actor, masks)
+            league.set_self_agent(partner)
+            if league.partners:
+                partners.append((league, partner))
     return Learner(env, base, actor, critic, optim, params, masks, is_shift, leagues,
-                   obs_size, n_actions)
+                   obs_size, n_actions, partners)
 
 
 @dataclasses.dataclass
@@ -187,16 +198,29 @@ def rollout_storage(cfg: TrainConfig, learner: Learner) -> Rollout:
 
 def collect_rollout(learner: Learner, buf: Rollout, cfg: TrainConfig) -> None:
     """n_steps steps of every table into buf: the learner's masks, a move drawn from the
-    masked policy, its log-probability and the state's value, then the env's step."""
+    masked policy, its log-probability and the state's value, then the env's step. With
+    partner='self' the teammates' rows (gathered before the step) join the learner's in the
+    one actor pass and their moves are left with their SelfPartner for the step to play."""
     import torch
+    E = cfg.tables.num_envs
     for t in range(cfg.ppo.n_steps):
-        mask = torch.from_numpy(learner.masks(buf.next_obs.numpy(), learner.base.action_masks()))
-        buf.obs[t], buf.mask[t], buf.done[t] = buf.next_obs, mask, buf.next_done
+        obs, legal = buf.next_obs, learner.base.action_masks()
+        partners = [(p, *p.gather(lg)) for lg, p in learner.partners]
+        if partners:       # partner='self': the teammates' rows in the same forward pass
+            obs = torch.cat([obs, *(torch.from_numpy(o) for _, o, _ in partners)])
+            legal = np.concatenate([legal, *(m for _, _, m in partners)])
+        mask = torch.from_numpy(learner.masks(obs.numpy(), legal))
+        buf.obs[t], buf.mask[t], buf.done[t] = buf.next_obs, mask[:E], buf.next_done
         with torch.no_grad():
-            action, logp = sample(learner.actor, buf.next_obs, mask)
+            action, logp = sample(learner.actor, obs, mask)
             buf.val[t] = learner.critic(buf.next_obs).squeeze(1)
+        ids, start = action.numpy(), E
+        for p, o, _ in partners:
+            p.answer(o, ids[start:start + len(o)].astype(np.int64))
+            start += len(o)
+        action = action[:E]
         buf.act[t] = action
-        buf.logp[t] = logp.gather(1, action[:, None]).squeeze(1)
+        buf.logp[t] = logp[:E].gather(1, action[:, None]).squeeze(1)
         o, r, d, infos = learner.env.step(action.numpy())
         buf.rew[t] = torch.from_numpy(step_rewards(learner, buf, cfg, action, r, d, infos))
         buf.next_obs = torch.from_numpy(np.asarray(o, np.float32))
@@ -239,21 +263,22 @@ def gae(buf: Rollout, next_value, gamma: float, lam: float) -> tuple:
     return adv, adv + buf.val
 
 
-def minibatch_losses(learner: Learner, x, mask, act, old_logp, adv, ret, clip_range: float):
+def minibatch_losses(learner: Learner, x, masks, rows, act, old_logp, adv, ret,
+                     clip_range: float):
     """(policy loss, value loss, entropy, ratio, new log-probability) of one minibatch:
-    advantages normalised, the clipped policy loss, the unclipped value loss."""
+    advantages normalised, the clipped policy loss, the unclipped value loss. masks: the
+    rollout's legal moves (numpy bool [N, A]), rows: the minibatch's rows of them; the
+    log-probabilities and entropy under the masked softmax in one pass per row over its
+    legal moves (lean_policy.py masked_stats_fn)."""
     import torch
-    logp_all = masked_logp(learner.actor, x, mask)
-    new_logp = logp_all.gather(1, act[:, None]).squeeze(1)
+    new_logp, entropy_rows = masked_stats_fn().apply(learner.actor(x), masks, rows,
+                                                     act.numpy())
     if len(adv) > 1:
         adv = (adv - adv.mean()) / (adv.std() + 1e-8)
     ratio = torch.exp(new_logp - old_logp)
     pg_loss = -torch.min(adv * ratio, adv * ratio.clamp(1 - clip_range, 1 + clip_range)).mean()
     v_loss = ((learner.critic(x).squeeze(1) - ret) ** 2).mean()
-    # exp of a -1e8 (illegal) log-probability takes a slow path: clamp, then zero
-    probs = logp_all.clamp(min=-80.0).exp().masked_fill(~mask, 0.0)
-    entropy = -(probs * logp_all).sum(dim=1).mean()
-    return pg_loss, v_loss, entropy, ratio, new_logp
+    return pg_loss, v_loss, entropy_rows.mean(), ratio, new_logp
 
 
 def explained_variance(values, returns) -> float:
@@ -274,7 +299,7 @@ def ppo_update(learner: Learner, buf: Rollout, adv, ret, cfg: TrainConfig, rng,
     from agents.learned.sparse import sparse_rows
     rollout = cfg.ppo.n_steps * cfg.tables.num_envs
     b_obs = buf.obs.reshape(rollout, learner.obs_size)
-    b_mask = buf.mask.reshape(rollout, learner.n_actions)
+    b_mask = buf.mask.reshape(rollout, learner.n_actions).numpy()
     b_act, b_logp = buf.act.reshape(-1), buf.logp.reshape(-1)
     b_adv, b_ret = adv.reshape(-1), ret.reshape(-1)
     if sparse:                        # the rollout's rows as column ids and values, once
@@ -284,9 +309,10 @@ def ppo_update(learner: Learner, buf: Rollout, adv, ret, cfg: TrainConfig, rng,
         order = torch.from_numpy(rng.permutation(rollout))
         for i in range(0, rollout, cfg.ppo.batch_size):
             mb = order[i:i + cfg.ppo.batch_size]
-            x = (b_idx[mb.numpy()], b_val[mb.numpy()]) if sparse else b_obs[mb]
+            rows = mb.numpy()
+            x = (b_idx[rows], b_val[rows]) if sparse else b_obs[mb]
             pg_loss, v_loss, entropy, ratio, new_logp = minibatch_losses(
-                learner, x, b_mask[mb], b_act[mb], b_logp[mb], b_adv[mb], b_ret[mb],
+                learner, x, b_mask, rows, b_act[mb], b_logp[mb], b_adv[mb], b_ret[mb],
                 cfg.ppo.clip_range)
             with torch.no_grad():             # statistics only: no graph, no random draw
                 kls.append(((ratio - 1) - (new_logp - b_logp[mb])).mean())
