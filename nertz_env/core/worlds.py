@@ -20,8 +20,11 @@ and the world draws which of them are in play.
 
 fork_worlds(...): W worlds of table i, each copied into C consecutive slots (one per
 candidate move) with the world's own priority key: slot j + w * C + c is world w, candidate c.
-belief BELIEF_UNIFORM re-deals as above; BELIEF_ORACLE keeps the true cards (a ceiling, never
-an agent; with the table's own key it is the rollout-fidelity setting).
+belief BELIEF_UNIFORM re-deals as above; BELIEF_MEMORY keeps the hidden cards the table's
+memory knows (core/memory.py: cards seen as waste or Nertz tops, kept in place from public
+events) and re-deals only the others, from the team's cards neither visible nor remembered;
+BELIEF_ORACLE keeps the true cards (a ceiling, never an agent; with the table's own key it is
+the rollout-fidelity setting).
 """
 from __future__ import annotations
 
@@ -30,11 +33,12 @@ from numba import njit
 
 from ..encoding import DECK
 from .fork import fork_rows, state_pairs
+from .memory import memory_row, redeal_memory_slots
 from .rules import random_below
 from .state import NertzState, Scratch
 
-BELIEF_ORACLE, BELIEF_UNIFORM = 0, 1
-BELIEFS = {"oracle": BELIEF_ORACLE, "uniform": BELIEF_UNIFORM}
+BELIEF_ORACLE, BELIEF_UNIFORM, BELIEF_MEMORY = 0, 1, 2
+BELIEFS = {"oracle": BELIEF_ORACLE, "uniform": BELIEF_UNIFORM, "memory": BELIEF_MEMORY}
 
 
 @njit(cache=True, error_model="numpy", _nrt=False)
@@ -111,13 +115,15 @@ def world_slots(j: int, n_worlds: int, n_cands: int) -> np.ndarray:
 
 def fork_worlds(src: NertzState, i: int, dst: NertzState, scr: Scratch, j: int, n_cands: int,
                 keys, deal_seeds, belief: int = BELIEF_UNIFORM, pairs=None,
-                self_pairs=None) -> np.ndarray:
+                self_pairs=None, memory=None) -> np.ndarray:
     """len(keys) worlds of table i of src in dst (scr: dst's scratch), each in n_cands
     consecutive slots from j on, all with the world's priority key keys[w]; under
     BELIEF_UNIFORM the world's hidden cards re-dealt from deal_seeds[w] (BELIEF_ORACLE: the
-    true cards). pairs / self_pairs: state_pairs(src, dst) / state_pairs(dst, dst), when the
-    caller keeps them. Returns world_slots(j, W, n_cands). ValueError (one line, nothing
-    written) when the slots do not fit dst or the arguments disagree."""
+    true cards; BELIEF_MEMORY: the cards `memory` (core/memory.py, the memory of src's tables,
+    up to date) remembers kept, the others re-dealt from deal_seeds[w]). pairs / self_pairs:
+    state_pairs(src, dst) / state_pairs(dst, dst), when the caller keeps them. Returns
+    world_slots(j, W, n_cands). ValueError (one line, nothing written) when the slots do not
+    fit dst or the arguments disagree (a memory not of table i's position included)."""
     keys = np.asarray(keys, np.uint64)
     deal_seeds = np.asarray(deal_seeds, np.uint64)
     W = keys.shape[0]
@@ -132,11 +138,14 @@ def fork_worlds(src: NertzState, i: int, dst: NertzState, scr: Scratch, j: int, 
     if n_cands < 1 or j < 0 or j + W * n_cands > M:
         raise ValueError(f"{W} worlds x {n_cands} candidates from slot {j} do not fit the "
                          f"{M} slots of the rollout state")
+    known = memory_row(src, i, memory) if belief == BELIEF_MEMORY else None
     slots = world_slots(j, W, n_cands)
     first = np.ascontiguousarray(slots[:, 0])
     fork_rows(src, dst, np.full(W, i, np.int64), first, keys, pairs)
     if belief == BELIEF_UNIFORM:
         redeal_uniform_slots(dst, scr, first, deal_seeds)
+    elif belief == BELIEF_MEMORY:
+        redeal_memory_slots(dst, scr, first, deal_seeds, known)
     if n_cands > 1:
         rest = np.ascontiguousarray(slots[:, 1:]).reshape(-1)
         fork_rows(dst, dst, np.repeat(first, n_cands - 1), rest, np.repeat(keys, n_cands - 1),
