@@ -13,12 +13,13 @@ and the lean PPO's training (agents/training/lean_ppo.py wraps them in a torch a
 function). Their results equal the dense product up to float32 rounding (tests/agents/
 test_sparse_layer.py). Imports numpy and numba only.
 
-The masked policy's statistics (`masked_stats`, `masked_stats_grad`): per row of logits
-[n, actions] with its legal moves, the log-probability of the move taken and the entropy
-under the masked softmax (illegal moves probability 0), and their gradient with respect to
-the logits, in one pass over each row's legal moves (a few dozen of the 322) instead of the
-dozen whole-array passes of masked_fill, log_softmax, exp and their backward; the same values
-up to float32 rounding (tests/agents/test_lean_speed_kernels.py).
+The policy head over the legal moves (`masked_head`, `masked_head_grad`): per row of the last
+hidden layer, the logits of its legal moves only (a few of the 322: 2.4 on average in the
+generalist's rollouts), the log-probability of the move taken and the entropy under the
+masked softmax (illegal moves probability 0), and the gradient to the hidden row, the head's
+weight and bias, instead of the whole [n, 322] product and a dozen passes over it
+(masked_fill, log_softmax, gather, exp and their backward); the same values up to float32
+rounding (tests/agents/test_lean_speed_kernels.py).
 """
 from __future__ import annotations
 
@@ -158,76 +159,112 @@ def legal_argmax(h, w_out, bias, masks) -> tuple:
     return best, gap
 
 
+
+
 @njit(cache=True)
-def _masked_stats(logits, masks, rows, act, logp, ent, lse):
-    n, width = logits.shape
-    for r in range(n):
+def _legal_counts(masks, rows, start):
+    start[0] = 0
+    for r in range(rows.shape[0]):
         m = masks[rows[r]]
-        top = -np.inf
-        for a in range(width):
-            if m[a] and logits[r, a] > top:
-                top = logits[r, a]
-        if top == -np.inf:                  # no legal move: every move -1e8, as masked_fill
+        c = 0
+        for a in range(m.shape[0]):
+            if m[a]:
+                c += 1
+        start[r + 1] = start[r] + c
+
+
+@njit(cache=True, fastmath=True)
+def _legal_logits(h, w, b, masks, rows, start, moves, z):
+    for r in range(h.shape[0]):
+        m = masks[rows[r]]
+        k = start[r]
+        for a in range(m.shape[0]):
+            if m[a]:
+                s = 0.0
+                for j in range(h.shape[1]):
+                    s += np.float64(h[r, j]) * np.float64(w[a, j])
+                moves[k] = a
+                z[k] = s + b[a]
+                k += 1
+
+
+@njit(cache=True)
+def _legal_stats(start, moves, z, act, width, logp, ent, lse):
+    for r in range(act.shape[0]):
+        lo, hi = start[r], start[r + 1]
+        if lo == hi:                        # no legal move: every logit -1e8, as masked_fill
             lse[r] = -1e8 + np.log(width)
             logp[r] = -np.log(width)
             ent[r] = 0.0
             continue
+        top = z[lo]
+        for k in range(lo + 1, hi):
+            top = max(top, z[k])
         s = 0.0
-        for a in range(width):
-            if m[a]:
-                s += np.exp(np.float64(logits[r, a]) - top)
-        z = top + np.log(s)
-        lse[r] = z
-        h = 0.0
-        for a in range(width):
-            if m[a]:
-                lp = np.float64(logits[r, a]) - z
-                h -= np.exp(lp) * lp
-        ent[r] = h
-        logp[r] = (logits[r, act[r]] - z) if m[act[r]] else (np.float32(-1e8) - z)
+        for k in range(lo, hi):
+            s += np.exp(z[k] - top)
+        lz = top + np.log(s)
+        lse[r] = lz
+        e = 0.0
+        taken = -1e8 - lz                   # an illegal act: its logit -1e8
+        for k in range(lo, hi):
+            lp = z[k] - lz
+            e -= np.exp(lp) * lp
+            if moves[k] == act[r]:
+                taken = lp
+        ent[r] = e
+        logp[r] = taken
 
 
 @njit(cache=True)
-def _masked_stats_grad(logits, masks, rows, act, lse, ent, g_logp, g_ent, out):
-    n, width = logits.shape
-    for r in range(n):
-        m = masks[rows[r]]
-        z, h = np.float64(lse[r]), np.float64(ent[r])
+def _legal_grad(h, w, start, moves, z, act, lse, ent, g_logp, g_ent, gh, gw, gb):
+    for r in range(h.shape[0]):
         g1, g2 = np.float64(g_logp[r]), np.float64(g_ent[r])
-        for a in range(width):
-            if m[a]:
-                lp = np.float64(logits[r, a]) - z
-                p = np.exp(lp)
-                g = -g1 * p - g2 * p * (lp + h)
-                if a == act[r]:
-                    g += g1
-                out[r, a] = g
-            else:
-                out[r, a] = 0.0
+        for k in range(start[r], start[r + 1]):
+            a = moves[k]
+            lp = z[k] - lse[r]
+            p = np.exp(lp)
+            g = -g1 * p - g2 * p * (lp + ent[r])
+            if a == act[r]:
+                g += g1
+            g32 = np.float32(g)
+            gb[a] += g32
+            for j in range(h.shape[1]):
+                gw[a, j] += g32 * h[r, j]
+                gh[r, j] += g32 * w[a, j]
 
 
-def masked_stats(logits, masks, rows, act) -> tuple:
-    """(logp float32 [n], entropy float64 [n], lse float64 [n]) of logits float32 [n, A]
-    under row i's legal moves masks[rows[i]] (masks bool [N, A], rows int [n]; rows lets a
-    minibatch read a rollout's masks in place): log-probability of act[i] under the masked
-    softmax (illegal logits as -1e8: MaskableCategorical's), its entropy (illegal moves
-    contribute 0) and the log-sum-exp over the legal moves (for masked_stats_grad)."""
-    n = logits.shape[0]
+def masked_head(h, w, b, masks, rows, act) -> tuple:
+    """(logp float32 [n], entropy float64 [n], legal) of the policy head logits = h @ w.T + b
+    (h float32 [n, width], w [A, width]: the layer's own layout) under row i's legal moves
+    masks[rows[i]] (masks bool [N, A], rows int [n]: a minibatch reads its rollout's masks in
+    place), computing the legal logits only: the log-probability of act[i] under the masked
+    softmax (illegal logits as -1e8: MaskableCategorical's) and its entropy (illegal moves
+    contribute 0). legal: what masked_head_grad needs (each row's legal moves, their logits
+    and log-sum-exp)."""
+    h = np.ascontiguousarray(h, np.float32)
+    w = np.ascontiguousarray(w, np.float32)
+    masks = np.ascontiguousarray(masks, np.bool_)
+    rows = np.ascontiguousarray(rows, np.int64)
+    act = np.ascontiguousarray(act, np.int64)
+    n = h.shape[0]
+    start = np.empty(n + 1, np.int64)
+    _legal_counts(masks, rows, start)
+    moves, z = np.empty(start[-1], np.int64), np.empty(start[-1], np.float64)
+    _legal_logits(h, w, np.ascontiguousarray(b, np.float32), masks, rows, start, moves, z)
     logp, ent, lse = np.empty(n, np.float32), np.empty(n, np.float64), np.empty(n, np.float64)
-    _masked_stats(np.ascontiguousarray(logits, np.float32), np.ascontiguousarray(masks, np.bool_),
-                  np.ascontiguousarray(rows, np.int64), np.ascontiguousarray(act, np.int64),
-                  logp, ent, lse)
-    return logp, ent, lse
+    _legal_stats(start, moves, z, act, w.shape[0], logp, ent, lse)
+    return logp, ent, (h, w, start, moves, z, act, lse, ent)
 
 
-def masked_stats_grad(logits, masks, rows, act, lse, ent, g_logp, g_ent) -> np.ndarray:
-    """d(loss)/d(logits) float32 [n, A] given d(loss)/d(logp) and d(loss)/d(entropy) per row
-    (masked_stats' outputs lse and ent): g_logp (onehot(act) - p) - g_ent p (log p + H) at the
-    legal moves, 0 at the illegal ones."""
-    out = np.empty(logits.shape, np.float32)
-    _masked_stats_grad(np.ascontiguousarray(logits, np.float32),
-                       np.ascontiguousarray(masks, np.bool_), np.ascontiguousarray(rows, np.int64),
-                       np.ascontiguousarray(act, np.int64), lse, ent,
-                       np.ascontiguousarray(g_logp, np.float32),
-                       np.ascontiguousarray(g_ent, np.float32), out)
-    return out
+def masked_head_grad(legal, g_logp, g_ent) -> tuple:
+    """(d/dh [n, width], d/dw [A, width], d/db [A]) float32 of a loss, given its gradient
+    g_logp and g_ent to masked_head's log-probabilities and entropies (legal: masked_head's
+    third output): at the legal logits g_logp (onehot(act) - p) - g_ent p (log p + H), none
+    through the illegal ones."""
+    h, w = legal[0], legal[1]
+    gh, gw = np.zeros(h.shape, np.float32), np.zeros(w.shape, np.float32)
+    gb = np.zeros(w.shape[0], np.float32)
+    _legal_grad(*legal, np.ascontiguousarray(g_logp, np.float32),
+                np.ascontiguousarray(g_ent, np.float32), gh, gw, gb)
+    return gh, gw, gb

@@ -76,40 +76,40 @@ def sparse_first_layer():
     return SparseFirstLayer
 
 
-_STATS = []
+_HEAD = []
 
 
-def masked_stats_fn():
-    """MaskedStats: a torch autograd function, (logits [n, A], masks bool [N, A] (numpy), rows
-    [n], act [n]) -> (log-probability of act [n], entropy [n]) under the masked softmax
-    (agents/learned/sparse.py masked_stats: one numba pass per row over its legal moves),
-    with its gradient to the logits (masked_stats_grad); what masked_logp, gather and the
-    entropy of the masked probabilities give, up to float32 rounding."""
-    if _STATS:
-        return _STATS[0]
+def masked_head_fn():
+    """MaskedHead: a torch autograd function, (h [n, width] the actor's last hidden layer, the
+    head's weight [A, width] and bias [A], masks bool [N, A] (numpy), rows [n], act [n]) ->
+    (log-probability of act [n], entropy [n]) under the masked softmax of the head's logits,
+    computing the legal logits only (agents/learned/sparse.py masked_head), with its
+    gradient to h, weight and bias (masked_head_grad); what the head, masked_logp, gather and
+    the entropy of the masked probabilities give, up to float32 rounding."""
+    if _HEAD:
+        return _HEAD[0]
     import torch
 
-    from agents.learned.sparse import masked_stats, masked_stats_grad
+    from agents.learned.sparse import masked_head, masked_head_grad
 
-    class MaskedStats(torch.autograd.Function):
+    class MaskedHead(torch.autograd.Function):
         @staticmethod
-        def forward(ctx, logits, masks, rows, act):
-            z = logits.detach().contiguous().numpy()
-            logp, ent, lse = masked_stats(z, masks, rows, act)
-            ctx.saved = (z, masks, rows, act, lse, ent)
+        def forward(ctx, h, weight, bias, masks, rows, act):
+            logp, ent, ctx.legal = masked_head(h.detach().numpy(), weight.detach().numpy(),
+                                               bias.detach().numpy(), masks, rows, act)
             return torch.from_numpy(logp), torch.from_numpy(ent.astype(np.float32))
 
         @staticmethod
         def backward(ctx, g_logp, g_ent):
-            z, masks, rows, act, lse, ent = ctx.saved
-            n = z.shape[0]
+            n = ctx.legal[0].shape[0]
             g1 = np.zeros(n, np.float32) if g_logp is None else g_logp.contiguous().numpy()
             g2 = np.zeros(n, np.float32) if g_ent is None else g_ent.contiguous().numpy()
-            grad = masked_stats_grad(z, masks, rows, act, lse, ent, g1, g2)
-            return torch.from_numpy(grad), None, None, None
+            gh, gw, gb = masked_head_grad(ctx.legal, g1, g2)
+            return (torch.from_numpy(gh), torch.from_numpy(gw), torch.from_numpy(gb), None,
+                    None, None)
 
-    _STATS.append(MaskedStats)
-    return MaskedStats
+    _HEAD.append(MaskedHead)
+    return MaskedHead
 
 
 def policy_arrays(actor, net_arch, obs_size: int, n_actions: int, provenance: dict,

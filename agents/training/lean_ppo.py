@@ -37,8 +37,8 @@ per-step machinery (rollout buffer objects, callbacks, distribution classes, dic
   current actor, its moves sampled under the same masks (league.py), not a league entry; the
   rollout draws them in the learner's own forward pass, one per step for every format
   (lean_policy.py SelfPartner gather/answer).
-- The update's masked log-probabilities and entropy: one numba pass per row over its legal
-  moves, gradient included (lean_policy.py masked_stats_fn); speed: benchmarks/README.md.
+- The update's policy head computes the legal logits only, with the masked log-probabilities,
+  entropy and gradient in numba (lean_policy.py masked_head_fn); speed: benchmarks/README.md.
 - Output: the actor in the project's safe weight format (agents/learned/weights.py), which
   `make_agent("ppo:OUT/final.npz")` plays in numpy.
 
@@ -67,7 +67,7 @@ import numpy as np
 
 from .config import TrainConfig
 from .lean_policy import (_SPARSE, SelfPartner, _mlp, critic_path, masked_logp,  # noqa: F401
-                          masked_stats_fn, networks, policy_arrays, sample, save_actor,
+                          masked_head_fn, networks, policy_arrays, sample, save_actor,
                           save_untrained, sparse_first_layer, start_from)
 
 
@@ -268,11 +268,12 @@ def minibatch_losses(learner: Learner, x, masks, rows, act, old_logp, adv, ret,
     """(policy loss, value loss, entropy, ratio, new log-probability) of one minibatch:
     advantages normalised, the clipped policy loss, the unclipped value loss. masks: the
     rollout's legal moves (numpy bool [N, A]), rows: the minibatch's rows of them; the
-    log-probabilities and entropy under the masked softmax in one pass per row over its
-    legal moves (lean_policy.py masked_stats_fn)."""
+    log-probabilities and entropy under the masked softmax from the legal logits only
+    (lean_policy.py masked_head_fn)."""
     import torch
-    new_logp, entropy_rows = masked_stats_fn().apply(learner.actor(x), masks, rows,
-                                                     act.numpy())
+    head = learner.actor[-1]
+    new_logp, entropy_rows = masked_head_fn().apply(learner.actor[:-1](x), head.weight,
+                                                    head.bias, masks, rows, act.numpy())
     if len(adv) > 1:
         adv = (adv - adv.mean()) / (adv.std() + 1e-8)
     ratio = torch.exp(new_logp - old_logp)
