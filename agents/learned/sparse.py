@@ -19,7 +19,8 @@ generalist's rollouts), the log-probability of the move taken and the entropy un
 masked softmax (illegal moves probability 0), and the gradient to the hidden row, the head's
 weight and bias, instead of the whole [n, 322] product and a dozen passes over it
 (masked_fill, log_softmax, gather, exp and their backward); the same values up to float32
-rounding (tests/agents/test_lean_speed_kernels.py).
+rounding (tests/agents/test_lean_speed_kernels.py). `legal_draw` samples a move from the same
+legal logits (Gumbel-max), for the lean PPO's rollouts.
 """
 from __future__ import annotations
 
@@ -268,3 +269,46 @@ def masked_head_grad(legal, g_logp, g_ent) -> tuple:
     _legal_grad(*legal, np.ascontiguousarray(g_logp, np.float32),
                 np.ascontiguousarray(g_ent, np.float32), gh, gw, gb)
     return gh, gw, gb
+
+
+@njit(cache=True)
+def _legal_draw(start, moves, z, u, width, action, logp):
+    for r in range(action.shape[0]):
+        lo, hi = start[r], start[r + 1]
+        if lo == hi:                        # no legal move: move 0, as argmax of all -inf
+            action[r] = 0
+            logp[r] = -np.log(width)
+            continue
+        top = z[lo]
+        for k in range(lo + 1, hi):
+            top = max(top, z[k])
+        s = 0.0
+        for k in range(lo, hi):
+            s += np.exp(z[k] - top)
+        best, arg = -np.inf, lo
+        for k in range(lo, hi):
+            g = z[k] - np.log(-np.log(max(u[k], 1e-20)))      # Gumbel-max
+            if g > best:
+                best, arg = g, k
+        action[r] = moves[arg]
+        logp[r] = z[arg] - (top + np.log(s))
+
+
+def legal_draw(h, w, b, masks, uniform) -> tuple:
+    """(action int64 [n], its log-probability float32 [n]): a Gumbel-max draw from the masked
+    softmax of the policy head h @ w.T + b under masks (bool [n, A]), computing the legal
+    logits only (masked_head's, the same sums); uniform(k) gives the k uniform draws in
+    [0, 1), one per legal move in row-major order."""
+    h = np.ascontiguousarray(h, np.float32)
+    w = np.ascontiguousarray(w, np.float32)
+    masks = np.ascontiguousarray(masks, np.bool_)
+    n = h.shape[0]
+    rows = np.arange(n, dtype=np.int64)
+    start = np.empty(n + 1, np.int64)
+    _legal_counts(masks, rows, start)
+    moves, z = np.empty(start[-1], np.int64), np.empty(start[-1], np.float64)
+    _legal_logits(h, w, np.ascontiguousarray(b, np.float32), masks, rows, start, moves, z)
+    action, logp = np.empty(n, np.int64), np.empty(n, np.float32)
+    _legal_draw(start, moves, z, np.asarray(uniform(int(start[-1])), np.float64), w.shape[0],
+                action, logp)
+    return action, logp

@@ -145,6 +145,19 @@ def sample(actor, obs, mask):
     return (logp + gumbel).masked_fill(~mask, -float("inf")).argmax(dim=1), logp
 
 
+def draw(actor, x, masks) -> tuple:
+    """(action int64 [n], its log-probability float32 [n]) of a Gumbel-max draw from the
+    masked policy at x (observations: a dense tensor, or sparse rows for a sparse first
+    layer) under masks (bool [n, A] numpy), from the legal logits only
+    (agents/learned/sparse.py legal_draw; the uniform draws torch's). Call under no_grad."""
+    import torch
+
+    from agents.learned.sparse import legal_draw
+    head = actor[-1]
+    return legal_draw(actor[:-1](x).numpy(), head.weight.numpy(), head.bias.numpy(), masks,
+                      lambda k: torch.rand(k, dtype=torch.float64).numpy())
+
+
 class SelfPartner:
     """partner='self': the teammate's moves, drawn from the current actor under the masks
     `masks(obs, legal)` gives the learner (its constraint).

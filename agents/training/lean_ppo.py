@@ -37,8 +37,9 @@ per-step machinery (rollout buffer objects, callbacks, distribution classes, dic
   current actor, its moves sampled under the same masks (league.py), not a league entry; the
   rollout draws them in the learner's own forward pass, one per step for every format
   (lean_policy.py SelfPartner gather/answer).
-- The update's policy head computes the legal logits only, with the masked log-probabilities,
-  entropy and gradient in numba (lean_policy.py masked_head_fn); speed: benchmarks/README.md.
+- The policy head computes the legal logits only: the rollout's Gumbel-max draw (lean_policy.py
+  draw) and the update's masked log-probabilities, entropy and gradient (masked_head_fn), in
+  numba; the rollout's first layers read sparse rows too. Speed: benchmarks/README.md.
 - Output: the actor in the project's safe weight format (agents/learned/weights.py), which
   `make_agent("ppo:OUT/final.npz")` plays in numpy.
 
@@ -66,8 +67,8 @@ from pathlib import Path
 import numpy as np
 
 from .config import TrainConfig
-from .lean_policy import (_SPARSE, SelfPartner, _mlp, critic_path, masked_logp,  # noqa: F401
-                          masked_head_fn, networks, policy_arrays, sample, save_actor,
+from .lean_policy import (_SPARSE, SelfPartner, _mlp, critic_path, draw,  # noqa: F401
+                          masked_logp, masked_head_fn, networks, policy_arrays, sample, save_actor,
                           save_untrained, sparse_first_layer, start_from)
 
 
@@ -117,6 +118,7 @@ class Learner:
     obs_size: int
     n_actions: int
     partners: list = dataclasses.field(default_factory=list)
+    sparse: bool = True
 
 
 def make_learner(cfg: TrainConfig, sparse: bool, begin, log) -> Learner:
@@ -162,7 +164,7 @@ def make_learner(cfg: TrainConfig, sparse: bool, begin, log) -> Learner:
             if league.partners:
                 partners.append((league, partner))
     return Learner(env, base, actor, critic, optim, params, masks, is_shift, leagues,
-                   obs_size, n_actions, partners)
+                   obs_size, n_actions, partners, sparse)
 
 
 @dataclasses.dataclass
@@ -202,6 +204,8 @@ def collect_rollout(learner: Learner, buf: Rollout, cfg: TrainConfig) -> None:
     partner='self' the teammates' rows (gathered before the step) join the learner's in the
     one actor pass and their moves are left with their SelfPartner for the step to play."""
     import torch
+
+    from agents.learned.sparse import sparse_rows
     E = cfg.tables.num_envs
     for t in range(cfg.ppo.n_steps):
         obs, legal = buf.next_obs, learner.base.action_masks()
@@ -209,19 +213,22 @@ def collect_rollout(learner: Learner, buf: Rollout, cfg: TrainConfig) -> None:
         if partners:       # partner='self': the teammates' rows in the same forward pass
             obs = torch.cat([obs, *(torch.from_numpy(o) for _, o, _ in partners)])
             legal = np.concatenate([legal, *(m for _, _, m in partners)])
-        mask = torch.from_numpy(learner.masks(obs.numpy(), legal))
-        buf.obs[t], buf.mask[t], buf.done[t] = buf.next_obs, mask[:E], buf.next_done
+        mask = learner.masks(obs.numpy(), legal)
+        buf.obs[t], buf.mask[t], buf.done[t] = buf.next_obs, torch.from_numpy(mask[:E]), \
+            buf.next_done
+        x = sparse_rows(obs.numpy()) if learner.sparse else obs      # read once, both nets
         with torch.no_grad():
-            action, logp = sample(learner.actor, obs, mask)
-            buf.val[t] = learner.critic(buf.next_obs).squeeze(1)
-        ids, start = action.numpy(), E
+            ids, logp = draw(learner.actor, x, mask)
+            buf.val[t] = learner.critic((x[0][:E], x[1][:E]) if learner.sparse else x[:E]) \
+                .squeeze(1)
+        start = E
         for p, o, _ in partners:
-            p.answer(o, ids[start:start + len(o)].astype(np.int64))
+            p.answer(o, ids[start:start + len(o)])
             start += len(o)
-        action = action[:E]
+        action = torch.from_numpy(ids[:E])
         buf.act[t] = action
-        buf.logp[t] = logp[:E].gather(1, action[:, None]).squeeze(1)
-        o, r, d, infos = learner.env.step(action.numpy())
+        buf.logp[t] = torch.from_numpy(logp[:E])
+        o, r, d, infos = learner.env.step(ids[:E])
         buf.rew[t] = torch.from_numpy(step_rewards(learner, buf, cfg, action, r, d, infos))
         buf.next_obs = torch.from_numpy(np.asarray(o, np.float32))
         buf.next_done = torch.from_numpy(np.asarray(d, np.float32))

@@ -69,3 +69,24 @@ def test_the_legal_head_matches_the_torch_formulation_values_and_gradients(seed,
     assert got[1][0] == 0.0 and got[0][0] == 0.0              # one legal move: certain
     never = ~masks[rows].any(axis=0)                           # moves legal in no row
     assert (got[2][1][never] == 0).all() and (got[2][2][never] == 0).all()
+
+
+def test_the_rollouts_legal_draw_samples_the_masked_softmax():
+    """legal_draw (the rollout's move, agents/learned/sparse.py): a legal move always, drawn
+    as often as the masked softmax says, and its log-probability the softmax's."""
+    from agents.learned.sparse import legal_draw
+    h, w, b, masks, rows, act = case(5, n=40)
+    m = masks[rows]
+    rng = np.random.default_rng(3)
+    action, logp = legal_draw(h, w, b, m, rng.random)
+    assert m[np.arange(len(action)), action].all()
+    ref = torch.log_softmax(torch.nn.functional.linear(
+        torch.tensor(h, dtype=torch.float64), torch.tensor(w, dtype=torch.float64),
+        torch.tensor(b, dtype=torch.float64)).masked_fill(~torch.from_numpy(m), -1e8), dim=1)
+    np.testing.assert_allclose(logp, ref[np.arange(len(action)), action].numpy(), atol=1e-5)
+    k = 20_000                                      # one row with several legal moves, k times
+    r = int(np.argmax(m.sum(axis=1) * (m.sum(axis=1) < 40)))
+    many, _ = legal_draw(np.repeat(h[r:r + 1], k, 0), w, b, np.repeat(m[r:r + 1], k, 0),
+                         rng.random)
+    freq = np.bincount(many, minlength=m.shape[1]) / k
+    np.testing.assert_allclose(freq, ref[r].exp().numpy(), atol=0.015)
