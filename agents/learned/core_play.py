@@ -125,12 +125,6 @@ class NetMemory(NamedTuple):
     forced: np.ndarray   # int16 [n, S] a move Python chose (-1: none; ASK: Python is asked)
     cursor: np.ndarray   # int64 [n] FRESH, DONE or the hand a paused table is in
 
-    @classmethod
-    def zeros(cls, n: int, S: int, W: int) -> "NetMemory":
-        return cls(np.zeros((n, S, OBS_DIM), np.float32), np.zeros((n, S, OBS_DIM), np.float32),
-                   np.zeros((n, S, W), np.float64), np.full((n, S), -1, np.int16),
-                   np.full(n, FRESH, np.int64))
-
 
 class Stack:
     """The networks of one batch: `nets` (Nets) of the K distinct (policy, constraint bits)
@@ -342,14 +336,20 @@ def play_nets_range(st, prm, scr, buf, seats, deals, out, nets, mem, in_step, lo
     ready net seats get their first layer, then each net's later layers run over all its
     rows of the tick at once, then every slot's nets pick their moves and its table steps.
     A slot whose table ends its game or pauses at a near-tie takes the chunk's next table.
-    Tables share nothing, so the order they are played in changes no number. The records:
-    module docstring."""
+    Tables share nothing, so the order they are played in changes no number. The records
+    (module docstring) are unpacked once: their arrays then index as plain locals."""
+    masks, actions, priority, applied = buf
+    net_of_seat, kinds, knobs, policy_rng = seats
+    deal_keys, hand_keys, first_hand, stop_at_winner = deals
+    hand_scores, n_hands, calls, winners, ticks = (out.scores, out.hands, out.calls, out.winner,
+                                                   out.ticks)
+    w0, b0, wh, bh, wa, ba, bits, act, tie = nets
+    obs_buf, seen, pre, forced, cursor = mem
     S = prm.n_seats
     T = prm.n_teams
-    H = out.scores.shape[1]
-    W = nets.b0.shape[1]
-    K = nets.w0.shape[0]
-    net_of_seat, cursor, forced, actions = seats.net_of_seat, mem.cursor, mem.forced, buf.actions
+    H = hand_scores.shape[1]
+    W = b0.shape[1]
+    K = w0.shape[0]
     h_buf = np.empty((K, in_step * S, W), np.float32)
     g_buf = np.empty((K, in_step * S, W), np.float32)
     n_rows = np.zeros(K, np.int64)
@@ -372,14 +372,14 @@ def play_nets_range(st, prm, scr, buf, seats, deals, out, nets, mem, in_step, lo
                 resume = cursor[e] >= 0
                 h = cursor[e] if resume else 0
                 if not resume:
-                    out.winner[e] = -1
-                    out.hands[e] = 0
+                    winners[e] = -1
+                    n_hands[e] = 0
                 totals[q, :] = 0
                 game_calls[q, :] = 0
                 for g in range(h):
                     for t in range(T):
-                        totals[q, t] += out.scores[e, g, t]
-                        game_calls[q, t] += out.calls[e, g, t]
+                        totals[q, t] += hand_scores[e, g, t]
+                        game_calls[q, t] += calls[e, g, t]
                 if not resume:
                     _begin_hand(st, prm, scr, buf, seats, deals, nets, mem, e, h)
                 slot[q], slot_h[q], slot_resume[q] = e, h, resume
@@ -392,9 +392,8 @@ def play_nets_range(st, prm, scr, buf, seats, deals, out, nets, mem, in_step, lo
             if e < 0:
                 continue
             if not slot_resume[q]:    # a resumed tick keeps the bots' moves it paused with
-                write_policy_actions(buf.masks, scr.avail, st.river, st.river_n,
-                                     prm.seat_team, seats.kinds, seats.knobs,
-                                     seats.policy_rng, actions, e, S)
+                write_policy_actions(masks, scr.avail, st.river, st.river_n,
+                                     prm.seat_team, kinds, knobs, policy_rng, actions, e, S)
             slot_resume[q] = False
             for s in range(S):
                 row_of[q, s] = -1
@@ -408,16 +407,15 @@ def play_nets_range(st, prm, scr, buf, seats, deals, out, nets, mem, in_step, lo
                 if st.tick[e] < st.ready[e, s]:  # not ready: Wait is its one move (R21);
                     actions[e, s] = WAIT         # its first layer catches up next time
                     continue
-                write_seat_observation(st, prm, scr, e, s, mem.obs, s)
+                write_seat_observation(st, prm, scr, e, s, obs_buf, s)
                 r = n_rows[k]
-                _first_layer(mem.obs[e, s], mem.seen[e, s], mem.pre[e, s], k, nets.w0,
-                             nets.act, h_buf[k, r], idx)
+                _first_layer(obs_buf[e, s], seen[e, s], pre[e, s], k, w0, act, h_buf[k, r], idx)
                 row_of[q, s] = r
                 n_rows[k] = r + 1
         last = h_buf
         for k in range(K):
             if n_rows[k] > 0:
-                last = _later_layers(k, n_rows[k], nets.wh, nets.bh, nets.act, h_buf, g_buf)
+                last = _later_layers(k, n_rows[k], wh, bh, act, h_buf, g_buf)
         for q in range(in_step):          # the nets' moves, then the tick resolves
             e = slot[q]
             if e < 0:
@@ -428,8 +426,8 @@ def play_nets_range(st, prm, scr, buf, seats, deals, out, nets, mem, in_step, lo
                 if r < 0:
                     continue
                 k = net_of_seat[e, s]
-                a, near = _head_move(last[k, r], mem.obs[e, s], buf.masks[e, s], k, nets.wa,
-                                     nets.ba, nets.bits, idx, nets.tie)
+                a, near = _head_move(last[k, r], obs_buf[e, s], masks[e, s], k, wa, ba, bits,
+                                     idx, tie)
                 if near:
                     forced[e, s] = ASK
                     paused = True
@@ -439,18 +437,18 @@ def play_nets_range(st, prm, scr, buf, seats, deals, out, nets, mem, in_step, lo
                 cursor[e] = slot_h[q]
                 slot[q] = -1
                 continue
-            step_table(st, prm, scr, e, actions, buf.priority, buf.masks, buf.applied)
+            step_table(st, prm, scr, e, actions, priority, masks, applied)
             if st.status[e] == PLAYING:
                 continue
             h = slot_h[q]
-            record_hand(st, prm, e, h, out.scores, out.calls, out.ticks, out.hands, totals[q],
+            record_hand(st, prm, e, h, hand_scores, calls, ticks, n_hands, totals[q],
                         game_calls[q])
             h += 1
             over = h >= H
-            if deals.games:
+            if stop_at_winner:
                 w = decide_winner(totals[q], game_calls[q], prm.target_score)
                 if w >= 0:
-                    out.winner[e] = w
+                    winners[e] = w
                     over = True
             if over:
                 cursor[e] = DONE
@@ -481,7 +479,9 @@ def play_nets(eng, stack: Stack, net_of_seat, kinds, knobs, policy_rng, deal_key
     seats = Seats(net_of_seat, kinds, knobs, policy_rng)
     deals = Deals(deal_keys, hand_keys, first_hand, games)
     n, S = net_of_seat.shape
-    mem = NetMemory.zeros(n, S, stack.nets.b0.shape[1])
+    mem = NetMemory(np.zeros((n, S, OBS_DIM), np.float32), np.zeros((n, S, OBS_DIM), np.float32),
+                    np.zeros((n, S, stack.nets.b0.shape[1]), np.float64),
+                    np.full((n, S), -1, np.int16), np.full(n, FRESH, np.int64))
     buf = Buffers(eng.masks, eng.actions, eng.priority, eng.applied)
     launches = 0
     while True:
