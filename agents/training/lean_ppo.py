@@ -34,12 +34,10 @@ per-step machinery (rollout buffer objects, callbacks, distribution classes, dic
   it before the policy sees them, in the rollout and so in the update; the saved model names
   it, so `ppo:` plays it under the same masks.
 - Partner (TrainConfig.partner='self'): at a two-player team the learner's teammate plays the
-  current actor, its moves sampled under the same masks (league.py), not a league entry; the
-  rollout draws them in the learner's own forward pass, one per step for every format
-  (lean_policy.py SelfPartner gather/answer).
-- The policy head computes the legal logits only: the rollout's Gumbel-max draw (lean_policy.py
-  draw) and the update's masked log-probabilities, entropy and gradient (masked_head_fn), in
-  numba; the rollout's first layers read sparse rows too. Speed: benchmarks/README.md.
+  current actor, its moves sampled under the same masks (league.py), not a league entry,
+  in the learner's own forward pass (lean_policy.py SelfPartner gather/answer).
+- The head's legal logits only: the rollout's draw (lean_policy.py draw) and the update's
+  log-probabilities, entropy and gradient (masked_head_fn). Speed: benchmarks/README.md.
 - Output: the actor in the project's safe weight format (agents/learned/weights.py), which
   `make_agent("ppo:OUT/final.npz")` plays in numpy.
 
@@ -214,19 +212,17 @@ def collect_rollout(learner: Learner, buf: Rollout, cfg: TrainConfig) -> None:
             obs = torch.cat([obs, *(torch.from_numpy(o) for _, o, _ in partners)])
             legal = np.concatenate([legal, *(m for _, _, m in partners)])
         mask = learner.masks(obs.numpy(), legal)
-        buf.obs[t], buf.mask[t], buf.done[t] = buf.next_obs, torch.from_numpy(mask[:E]), \
-            buf.next_done
+        buf.obs[t], buf.done[t] = buf.next_obs, buf.next_done
+        buf.mask[t] = torch.from_numpy(mask[:E])
         x = sparse_rows(obs.numpy()) if learner.sparse else obs      # read once, both nets
         with torch.no_grad():
             ids, logp = draw(learner.actor, x, mask)
-            buf.val[t] = learner.critic((x[0][:E], x[1][:E]) if learner.sparse else x[:E]) \
-                .squeeze(1)
+            buf.val[t] = learner.critic((x[0][:E], x[1][:E]) if learner.sparse else x[:E])[:, 0]
         start = E
         for p, o, _ in partners:
             p.answer(o, ids[start:start + len(o)])
             start += len(o)
-        action = torch.from_numpy(ids[:E])
-        buf.act[t] = action
+        buf.act[t] = action = torch.from_numpy(ids[:E])
         buf.logp[t] = torch.from_numpy(logp[:E])
         o, r, d, infos = learner.env.step(ids[:E])
         buf.rew[t] = torch.from_numpy(step_rewards(learner, buf, cfg, action, r, d, infos))
