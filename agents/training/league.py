@@ -242,6 +242,8 @@ class FormatsVecEnv(_vec_env.VecEnv):
                          first.action_space)
         self.bounds = np.cumsum([0] + [e.num_envs for e in self.envs])
         self._actions = None
+        # the NertzVecEnvs' action_masks, found once (a league wrapper forwards per lookup)
+        self._masks = [_base(e).action_masks for e in self.envs]
 
     def reset(self):
         return np.concatenate([e.reset() for e in self.envs])
@@ -262,7 +264,7 @@ class FormatsVecEnv(_vec_env.VecEnv):
         return np.concatenate(obs), np.concatenate(rew), np.concatenate(done), infos
 
     def action_masks(self):
-        return np.concatenate([_base(e).action_masks() for e in self.envs])
+        return np.concatenate([masks() for masks in self._masks])
 
     def close(self):
         for e in self.envs:

@@ -55,21 +55,25 @@ def sparse_first_layer():
 
     class SparseProduct(torch.autograd.Function):
         @staticmethod
-        def forward(ctx, weight, bias, idx, val):
+        def forward(ctx, weight, bias, idx, val, w_in):
             ctx.rows, ctx.d = (idx, val), weight.shape[1]
-            w_in = weight.detach().t().contiguous().numpy()
             return torch.from_numpy(sparse_forward(idx, val, w_in, bias.detach().numpy()))
 
         @staticmethod
         def backward(ctx, grad):
             g = grad.contiguous()
             g_in = sparse_weight_grad(*ctx.rows, g.numpy(), ctx.d)
-            return torch.from_numpy(g_in).t(), g.sum(0), None, None
+            return torch.from_numpy(g_in).t(), g.sum(0), None, None, None
 
     class SparseFirstLayer(torch.nn.Linear):
+        _w_in = None        # (the weight's version, its input-major copy): kept while unchanged
+
         def forward(self, x):
             if isinstance(x, tuple):
-                return SparseProduct.apply(self.weight, self.bias, *x)
+                key = (self.weight._version, self.weight.data_ptr())
+                if self._w_in is None or self._w_in[0] != key:      # a rollout's steps reuse it
+                    self._w_in = (key, self.weight.detach().t().contiguous().numpy())
+                return SparseProduct.apply(self.weight, self.bias, *x, self._w_in[1])
             return super().forward(x)
 
     _SPARSE.append(SparseFirstLayer)

@@ -90,3 +90,26 @@ def test_the_rollouts_legal_draw_samples_the_masked_softmax():
                          rng.random)
     freq = np.bincount(many, minlength=m.shape[1]) / k
     np.testing.assert_allclose(freq, ref[r].exp().numpy(), atol=0.015)
+
+
+def test_the_sparse_layer_keeps_its_weight_copy_only_while_the_weight_is_unchanged():
+    """SparseFirstLayer reuses its input-major copy of the weight across a rollout's steps; an
+    optimiser step or any in-place change of the weight makes a new one."""
+    from agents.learned.sparse import sparse_rows
+    from agents.training.lean_policy import sparse_first_layer
+    rng = np.random.default_rng(7)
+    x = (rng.random((64, 40)) < 0.1).astype(np.float32) * rng.standard_normal((64, 40)) \
+        .astype(np.float32)
+    rows = sparse_rows(x)
+    layer = sparse_first_layer()(40, 16)
+    opt = torch.optim.SGD(layer.parameters(), lr=0.5)
+    for change in range(3):
+        out = layer(rows)
+        np.testing.assert_allclose(out.detach().numpy(), layer(torch.from_numpy(x)).detach()
+                                   .numpy(), rtol=1e-5, atol=1e-5)
+        if change == 0:
+            out.square().sum().backward()
+            opt.step()
+        else:
+            with torch.no_grad():
+                layer.weight.mul_(-2.0)
