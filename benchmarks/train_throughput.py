@@ -25,6 +25,7 @@ each source tree that compiles or loads the numba kernels:
 
     python -m benchmarks.train_throughput --recipe generalist            # 1M steps each
     python -m benchmarks.train_throughput --recipe generalist --steps 200000 --also HEAD~3
+    python -m benchmarks.train_throughput --recipe generalist --torch-threads 1  # cores shared
 
 - `recipe`: `nertz train --spec train/recipes/NAME.toml --timesteps STEPS` (the recipe as
   shipped: its learner, init, formats, tables, constraint, partner, epochs; torch threads
@@ -65,15 +66,19 @@ def main(argv=None) -> int:
                          "2 the lean learner's): rows lean_ppo, lean_ppo_2epochs, ...")
     ap.add_argument("--no-dense", action="store_true", help="skip the dense-first-layer lean run")
     ap.add_argument("--recipe", metavar="NAME", default=None,
-                    help="measure train/recipes/NAME.toml end to end beside SB3 (module docstring); "
+                    help="measure train/recipes/NAME.toml end to end beside SB3 (module "
+                         "docstring); "
                          "--steps then defaults to 1,000,000")
     ap.add_argument("--also", metavar="REV", action="append", default=[],
                     help="with --recipe: the recipe row again from git revision REV's tree")
+    ap.add_argument("--torch-threads", type=int, default=None, metavar="N",
+                    help="with --recipe: the recipe rows on N torch threads (default: the "
+                         "recipe's, else the lean default; 1 where other jobs share the cores)")
     a = ap.parse_args(argv)
     if a.recipe is not None:
         return recipe_main(a)
-    if a.also:
-        ap.error("--also needs --recipe")
+    if a.also or a.torch_threads is not None:
+        ap.error("--also and --torch-threads need --recipe")
 
     a.steps = 196_608 if a.steps is None else a.steps
     import torch
@@ -238,8 +243,10 @@ def recipe_main(a) -> int:
             rollout = r["num_envs"] * r["n_steps"]
             res["steps"] = -(-steps // rollout) * rollout
         else:
+            threads = [] if a.torch_threads is None else ["--torch-threads",
+                                                           str(a.torch_threads)]
             res = run_train(dict(trees)[label], ["train", "--spec", spec, "--timesteps",
-                                                 str(steps), "--out", str(out)])
+                                                 str(steps), "--out", str(out), *threads])
         res["env_steps_per_s"] = res["steps"] / res["seconds"]
         rows[label] = {k: res[k] for k in ("steps", "seconds", "env_steps_per_s", "rollouts",
                                            "updates")}
@@ -248,12 +255,13 @@ def recipe_main(a) -> int:
               f"{res['updates']:.1f} s in updates)", flush=True)
     for label in rows:
         if label != "sb3" and "sb3" in rows:
-            print(f"{label} / sb3: {rows[label]['env_steps_per_s'] / rows['sb3']['env_steps_per_s']:.2f}x")
+            ratio = rows[label]["env_steps_per_s"] / rows["sb3"]["env_steps_per_s"]
+            print(f"{label} / sb3: {ratio:.2f}x")
         if label.startswith("recipe@"):
             print(f"recipe / {label}: "
                   f"{rows['recipe']['env_steps_per_s'] / rows[label]['env_steps_per_s']:.2f}x")
-    print(json.dumps({"recipe": spec, "load_avg_before": load, "load_avg_after": os.getloadavg(),
-                      "cpus": os.cpu_count(), **rows}))
+    print(json.dumps({"recipe": spec, "torch_threads": a.torch_threads, "load_avg_before": load,
+                      "load_avg_after": os.getloadavg(), "cpus": os.cpu_count(), **rows}))
     return 0
 
 
