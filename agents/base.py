@@ -24,12 +24,23 @@ version of the same decision (agents/python_policies.py); tests hold the two equ
 that play safe-format nets say which, per seat of the table they were told, with
 `core_networks()` (the arena's net kernel, agents/learned/core_play.py).
 
+An agent may see its seat's information of the engine state one way: it sets `seat_view =
+True` and defines `act_view(view) -> int64 [n]`, and the arena's Python loop (agents/arena/
+play.py play_python) then calls `act_view` with a `SeatView` instead of `act_batch`: the
+batch's state, the rows' tables and seats, their observations and masks, the tables' public
+memory (nertz_env/core/memory.py) and deal keys. The state holds every card, the face-down
+ones too: such an agent reads what no seat sees only through nertz_env/core/worlds.py's
+re-deal (fork_worlds under the uniform or memory belief), which never reads the hidden
+arrangement, so permuting the never-seen cards cannot change its move
+(tests/search/test_search_agent.py proves it for `search:`, agents/search). Elsewhere (the
+envs' opponents, the human table) nothing passes a view: `act_batch` is called.
+
 `Pair` (`pair:NERTZ&STREAM`) is two agents sharing a two-player team by role (R4).
 """
 from __future__ import annotations
 
 import copy
-from typing import Protocol, runtime_checkable
+from typing import NamedTuple, Protocol, runtime_checkable
 
 import numpy as np
 
@@ -40,6 +51,19 @@ from nertz_env.envs.opponents import for_table
 @runtime_checkable
 class SupportsAct(Protocol):
     def act(self, observation: np.ndarray, action_mask: np.ndarray) -> int: ...
+
+
+class SeatView(NamedTuple):
+    """What an agent with `seat_view` gets per call (module docstring): n rows, each one
+    table of the batch and a seat the agent holds there, ready to move."""
+    config: object           # the tables' RulesConfig
+    state: object            # the engine's NertzState (read only; hidden cards: worlds only)
+    memory: np.ndarray       # int32 [B, T, MEM_W] the tables' public memory, up to date
+    deal_keys: np.ndarray    # uint64 [B] each table's deal key (seeds from the deal)
+    rows: np.ndarray         # int64 [n] tables
+    seats: np.ndarray        # int64 [n] seats
+    observations: np.ndarray  # float32 [n, OBS_DIM]
+    masks: np.ndarray        # bool [n, N_ACTIONS]
 
 
 class Agent:
@@ -60,6 +84,14 @@ class Agent:
     def core_policy(self):
         """(kind, knobs int64 [12]) when the core can play this agent itself, else None."""
         return None
+
+    seat_view = False
+    """True: the arena's Python loop calls act_view(SeatView) instead of act_batch."""
+
+    def act_view(self, view: SeatView) -> np.ndarray:
+        """The moves (int64 [n]) of the view's rows; by default act_batch of its
+        observations and masks (module docstring: the one way to see the engine state)."""
+        return self.act_batch(view.observations, view.masks)
 
     table = None
     """The RulesConfig of the table this agent was told (`told`), or None: never told."""

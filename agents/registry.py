@@ -29,6 +29,11 @@
     pair:learned&heuristic                   a two-player team (R4) of two agents by role: the
                                              first holds the Nertz pile, the second the
                                              Stream, whichever seat has them (agents/base.py Pair)
+    search                                   decision-time search over river-builder with the
+                                             core as simulator (agents/search, docs/search.md)
+    search:worlds=64,horizon=10,belief=uniform,margin=0.5,base=cautious,opp=base,seed=3
+    search:belief=oracle,cheat=yes           reads the true hidden cards: a ceiling, refused
+                                             without cheat=yes
 
 Grammar: KIND[:OPTIONS]. For heuristic, OPTIONS is KEY=VALUE pairs separated by commas
 (style=S and the knobs of docs/heuristics.md, nertz_env/bot_specs.py STYLES). For ppo, OPTIONS is
@@ -189,6 +194,9 @@ def make_agent(spec, seed=None):
     if kind == "pair":
         from .base import parse_pair
         return parse_pair(spec, rest, seed, make_agent)
+    if kind == "search":
+        from .search import parse_search
+        return parse_search(spec, rest, seed)
     raise ValueError(f"agent {spec!r}: unknown kind {kind!r}; kinds are {', '.join(KINDS)}")
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from nertz_env.bot_specs import CORE_KINDS, spec_options, split_specs
 
-AGENT_KINDS = (*CORE_KINDS, "ppo", "learned", "rllib", "pair")
+AGENT_KINDS = (*CORE_KINDS, "ppo", "learned", "rllib", "pair", "search")
 """Every agent kind (agents/registry.py KINDS): the word before a spec's first ':'."""
 
 __all__ = ["AGENT_KINDS", "checked_options", "path_options", "spec_options", "split_lineup",

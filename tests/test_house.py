@@ -44,7 +44,7 @@ LAYERS = {
                   "bot_specs": 2, "engine": 3, "table": 4, "envs": 5, "replay": 6,
                   "nertz_v0": 6, "__init__": 7},
     "agents": {"base": 0, "specs": 0, "python_policies": 1, "bots": 1, "constraints": 1,
-               "learned": 2,
+               "learned": 2, "search": 2,
                "registry": 3, "stats": 0, "arena": 4, "training": 5, "human": 5,
                "judging": 6, "cli": 7, "__init__": 4, "__main__": 8},
 }

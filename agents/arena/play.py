@@ -28,6 +28,7 @@ import numpy as np
 
 from nertz_env.config import RulesConfig
 from nertz_env.core.batch import deal_bots_range, play_bots_batch, play_bots_range
+from nertz_env.core.memory import allocate_memory, init_memory, update_memory
 from nertz_env.core.policies import POLICY_EXTERNAL, new_policy_arrays
 from nertz_env.core.rules import stream_seat
 from nertz_env.engine import Engine
@@ -35,7 +36,7 @@ from nertz_env.envs.seats import SeatDriver
 from nertz_env.replay import Recorder
 from nertz_env.table.games import decide_winner
 
-from ..base import Agent, Pair, pair_at_solo_error
+from ..base import Agent, Pair, SeatView, pair_at_solo_error
 from .deals import DealKeys, policy_keys
 from .progress import note_stalls, stall_timer
 
@@ -389,6 +390,11 @@ def play_python(config, roster: Roster, tables: Tables, games: bool, out: HandRe
     if rec is not None:
         rec.on_deal(eng)
     external = sorted({int(i) for i in np.unique(seat_agent[kinds == POLICY_EXTERNAL])})
+    viewer = [isinstance(roster.agents[i], Agent) and roster.agents[i].seat_view
+              for i in external]             # agents/base.py SeatView: they get the state
+    memory = allocate_memory(config, n) if any(viewer) else None
+    if memory is not None:
+        init_memory(st, memory)
     held = [np.nonzero(seat_agent == i) for i in external]     # (tables, seats), table-major
     driver = SeatDriver(eng)
     illegal = SeatDriver.policy(eng.config)
@@ -407,10 +413,14 @@ def play_python(config, roster: Roster, tables: Tables, games: bool, out: HandRe
             for j, i in enumerate(external):
                 a, b = bounds[j], bounds[j + 1]
                 if b > a:
+                    view = SeatView(config, st, memory, dkeys, row_t[a:b], row_s[a:b],
+                                    obs[a:b], masks[a:b]) if viewer[j] else None
                     acts[row_t[a:b], row_s[a:b]] = agent_actions(
                         roster.agents[i], roster.names[i], obs[a:b], masks[a:b],
-                        row_t[a:b], row_s[a:b], illegal)
+                        row_t[a:b], row_s[a:b], illegal, view)
             eng.step(acts, checked=True)          # every id checked once, just above
+            if memory is not None:
+                update_memory(st, memory)         # public events of the tick (R15)
             done = np.flatnonzero(live & eng.hand_over)
             if not done.size:
                 continue
@@ -443,6 +453,8 @@ def play_python(config, roster: Roster, tables: Tables, games: bool, out: HandRe
             if redeal.any():
                 st.rng[redeal != 0] = hkeys[redeal != 0, h_idx[redeal != 0]]  # the hand's key
                 serial(deal_bots_range, eng.masks, dkeys, hand_no, redeal)
+                if memory is not None:
+                    update_memory(st, memory)     # a new deal is remembered afresh
                 if rec is not None:
                     rec.on_deal(eng, redeal)
     finally:
@@ -467,15 +479,19 @@ def _torch_threads(k):
 
 
 def agent_actions(agent, name, observations, action_masks, rows_t, rows_s,
-                  illegal: str = "engine") -> np.ndarray:
+                  illegal: str = "engine", view=None) -> np.ndarray:
     """agent.act_batch(observations, action_masks) (or `act` per row for an agent with only
-    `act`) on the rows (rows_t, rows_s), checked once by SeatDriver.check: int64 [n] action
+    `act`; agent.act_view(view) when a SeatView is given) on the rows (rows_t, rows_s),
+    checked once by SeatDriver.check: int64 [n] action
     ids 0..N_ACTIONS-1 of an integer dtype; anything else (floats, bools, wrong length, ids
     out of range) is a ValueError naming the agent; so is an illegal id under illegal="raise"
     (SeatDriver.policy of the table's rules, R31)."""
     where = f"agent {name!r} act_batch"
     batch = getattr(agent, "act_batch", None)
-    if callable(batch):
+    if view is not None:
+        where = f"agent {name!r} act_view"
+        out = agent.act_view(view)
+    elif callable(batch):
         out = batch(observations, action_masks)
     else:
         where = f"agent {name!r} act"

@@ -1,0 +1,26 @@
+"""`search:` agents: decision-time search with the core as simulator (docs/search.md).
+
+    search                                   river-builder base, 16 worlds, 20 ticks,
+                                             the memory belief, margin 0
+    search:worlds=64,horizon=10,belief=uniform,margin=0.5,seed=3
+    search:base=cautious,opp=greedy          base and the other teams' model: core bots
+    search:belief=oracle,cheat=yes           the true hidden cards: a ceiling, never a player
+
+spec.py parses the options (one line naming a bad option), agent.py holds SearchAgent (the
+decision). A search agent sees its seat's information of the engine state through the one
+way agents/base.py declares (seat_view, act_view(SeatView)); it plays in tournaments and
+experiments (the arena's Python loop), nowhere else yet.
+"""
+from __future__ import annotations
+
+from .agent import SearchAgent
+from .spec import SEARCH_OPTIONS, SearchOptions, parse_options
+
+
+def parse_search(spec: str, rest: str, seed=None) -> SearchAgent:
+    """The SearchAgent of `search[:OPTIONS]` (rest: the text after 'search:'); ValueError
+    (one line naming the option) for bad options."""
+    return SearchAgent(parse_options(spec, rest), name=spec, seed=seed)
+
+
+__all__ = ["SEARCH_OPTIONS", "SearchAgent", "SearchOptions", "parse_options", "parse_search"]

@@ -1,0 +1,85 @@
+"""The options of a `search:` agent spec, parsed and checked (one line per bad option).
+
+    search:base=river-builder,opp=base,worlds=16,horizon=20,belief=memory,margin=0,seed=S
+
+base and opp name core bots, the only policies the rollout kernel plays (nertz_env/core/
+policies.py): greedy, a heuristic style (balanced, lake-rush, river-builder, cautious) or
+heuristic:style=STYLE. opp=base models the other teams by the base. belief=oracle reads the
+true hidden cards (a ceiling, never an agent): refused unless cheat=yes is written too.
+"""
+from __future__ import annotations
+
+import math
+from typing import NamedTuple
+
+from nertz_env.bot_specs import STYLES, parse_bot
+from nertz_env.core.worlds import BELIEFS
+
+from ..specs import checked_options
+
+SEARCH_OPTIONS = ("base", "opp", "worlds", "horizon", "belief", "margin", "seed", "cheat")
+MAX_WORLDS = 1024
+BOT_WORDS = ", ".join(STYLES) + " or heuristic:style=STYLE"
+
+
+class SearchOptions(NamedTuple):
+    base: str                # the base bot's spec (heuristic:style=... or greedy)
+    opp: str                 # the other teams' model (a core bot spec)
+    worlds: int              # W >= 1
+    horizon: int             # ticks >= 1; 0: to the end of the hand
+    belief: str              # uniform | memory | oracle
+    margin: float            # deviate only when best minus base > margin (inf: never)
+    seed: int | None         # None: the run's seed (make_agent's), else this
+    cheat: bool              # oracle allowed
+
+
+def bot_spec(spec: str, key: str, value: str) -> str:
+    """A core bot spec from an option's value: a style name or a greedy/heuristic spec."""
+    text = f"heuristic:style={value}" if value in STYLES and value != "greedy" else value
+    try:
+        bot = parse_bot(text)
+    except ValueError:
+        bot = None
+    if bot is None or bot.kind == "random":
+        raise ValueError(f"agent {spec!r}: {key}={value!r} must be a core bot the rollouts "
+                         f"play: {BOT_WORDS}")
+    return text
+
+
+def _int(spec, key, value, lo, hi, what):
+    if not value.isdigit() or not lo <= int(value) <= hi:
+        raise ValueError(f"agent {spec!r}: {key}={value!r} must be {what}")
+    return int(value)
+
+
+def parse_options(spec: str, rest: str) -> SearchOptions:
+    """SearchOptions of `search[:OPTIONS]` (rest: the text after 'search:')."""
+    opts = checked_options(spec, rest, "search", SEARCH_OPTIONS)
+    base = bot_spec(spec, "base", opts.get("base", "river-builder"))
+    opp = opts.get("opp", "base")
+    opp = base if opp == "base" else bot_spec(spec, "opp", opp)
+    worlds = _int(spec, "worlds", opts.get("worlds", "16"), 1, MAX_WORLDS,
+                  f"an int from 1 to {MAX_WORLDS}")
+    h = opts.get("horizon", "20")
+    horizon = 0 if h == "end" else _int(spec, "horizon", h, 1, 10**6,
+                                        "an int >= 1 (ticks) or end")
+    belief = opts.get("belief", "memory")
+    if belief not in BELIEFS:
+        raise ValueError(f"agent {spec!r}: belief={belief!r} must be memory, uniform or "
+                         "oracle (oracle with cheat=yes)")
+    try:
+        margin = float(opts.get("margin", "0"))
+    except ValueError:
+        margin = math.nan
+    if math.isnan(margin) or margin < 0:
+        raise ValueError(f"agent {spec!r}: margin={opts['margin']!r} must be a number >= 0 "
+                         "(points; inf: always the base move)")
+    seed = opts.get("seed")
+    seed = None if seed is None else _int(spec, "seed", seed, 0, 2**63 - 1, "an int >= 0")
+    cheat = opts.get("cheat", "no")
+    if cheat not in ("yes", "no"):
+        raise ValueError(f"agent {spec!r}: cheat={cheat!r} must be yes or no")
+    if belief == "oracle" and cheat != "yes":
+        raise ValueError(f"agent {spec!r}: belief=oracle reads the true hidden cards (a "
+                         "ceiling, not a player); write cheat=yes to allow it")
+    return SearchOptions(base, opp, worlds, horizon, belief, margin, seed, cheat == "yes")
