@@ -417,9 +417,9 @@ def train(args: TrainConfig, log=print, on_rollout=None, max_grad_norm: float = 
           log_every: int = 0, sparse: bool = True, begin=None) -> Path:
     """One run of a TrainConfig (module docstring; its USED fields); returns the path of the
     saved final.npz. max_grad_norm: the gradient norm clip (SB3's default); log_every: a
-    line every this many env steps (0: only the last line); sparse: the updates' first layers
-    read only the observations' non-zero entries (agents/learned/sparse.py; the same
-    products up to float32 rounding, measured in benchmarks/train_throughput.py).
+    line every this many env steps (0: only the last line); sparse: the first layers, in the
+    rollouts and the updates, read only the observations' non-zero entries
+    (agents/learned/sparse.py; the same products up to float32 rounding).
     on_rollout(step, actions, masks, rewards): called after every rollout with its actions
     [n_steps, num_envs], masks [n_steps, num_envs, n_actions] and rewards [n_steps, num_envs]
     (shift_cost and a cut hand's bootstrap included; tests check every action was legal).
