@@ -189,7 +189,9 @@ class SelfPartner:
         ext = batch.kinds == POLICY_EXTERNAL
         ext[:, batch.learner_seat] = False
         rows_t, rows_s = np.nonzero(ext)
-        mine = np.isin(rows_s, league.partners)
+        partner = np.zeros(ext.shape[1], bool)
+        partner[league.partners] = True
+        mine = partner[rows_s]
         return self._driver.gather(rows_t[mine], rows_s[mine])
 
     def answer(self, obs, ids) -> None:
