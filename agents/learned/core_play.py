@@ -19,7 +19,7 @@ slot takes the chunk's next table, the kernel returns when the chunk is done, Py
 the paused seats with NumpyPolicy.predict_rows (the op-for-op path) and the kernel resumes
 every paused table where it stopped. Elsewhere the legal argmax is the move under either
 rounding (the logits of the two paths differ by ~1e-6; the gap is >= 1e-3). Near-ties are
-rare, so a batch takes a few launches (tests/arena/test_core_play.py holds every block equal
+rare, so a batch takes a few launches (tests/learned/test_core_play.py holds every block equal
 to the Python loop's, ties included, for several IN_STEP).
 
 `networks(agent, config)`: per seat of that table, the (NumpyPolicy, constraint bits) the
@@ -179,7 +179,7 @@ _TANH_Q = np.array([1.19825839466702e-06, 1.18534705686654e-04, 2.26843463243900
 @njit(cache=True, error_model="numpy", fastmath=True, inline="always")
 def _tanh(x):
     """float32 tanh by a rational function of x (Eigen's; within 3e-7 of tanh on a dense
-    grid, tests/arena/test_core_play.py): it vectorises, where a libm call per unit does not
+    grid, tests/learned/test_core_play.py): it vectorises, where a libm call per unit does not
     (the call was half the move's time, benchmarks/README.md)."""
     x = min(max(x, -_TANH_CLAMP), _TANH_CLAMP)
     x2 = x * x
@@ -208,7 +208,7 @@ def _first_layer(row, seen, pre, k, w0, act, out, idx):
     recomputed: pre (float64, the width) holds b0 + w0 . seen, the row the seat saw last;
     only the entries that changed since are added (a tick changes ~10 of the ~70 non-zero
     entries) and seen becomes row. float64 keeps the sum exact to ~1e-12 whatever the
-    history, so it matches a fresh sum (tests/arena/test_core_play.py). idx: int64 work row
+    history, so it matches a fresh sum (tests/learned/test_core_play.py). idx: int64 work row
     of OBS_DIM + 1."""
     W = pre.shape[0]
     C = row.shape[0]

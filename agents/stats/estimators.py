@@ -20,7 +20,7 @@ Unit: the deal
     interval over per-deal values (``n`` = number of deals, ``n - 1`` degrees
     of freedom); the count of deals is reported as ``units``.  Treating
     lineups, seatings or seats of one deal as independent makes intervals too
-    narrow (tests/arena/test_coverage.py shows the former per-(lineup, deal)
+    narrow (tests/stats/test_coverage.py shows the former per-(lineup, deal)
     estimator under-covering in a round-robin).
 
 Per-agent values

@@ -2,7 +2,7 @@
 the distribution-level primitives under every interval of agents/stats/estimators.py.
 
 Public API: ``t_quantile_975``, ``mean_ci``, ``t_pvalue``, ``holm``, ``HOLM_ALPHA``.
-tests/arena/test_stats.py checks them against scipy.
+tests/stats/test_stats.py checks them against scipy.
 
 Kept hand-written though scipy is now required (#41 item 6): scipy.stats.t is the same
 distribution but not the same last bits (t.ppf(0.975, 999) ends ...493 where this gives

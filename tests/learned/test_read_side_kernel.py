@@ -1,6 +1,6 @@
 """The net kernel reads NumpyPolicy by its public layers, and its arguments come in a few
 named records (#41 item 4): play_nets_range took 37 parameters. The kernel's numbers stay
-the Python loop's (tests/arena/test_core_play.py holds every column equal)."""
+the Python loop's (tests/learned/test_core_play.py holds every column equal)."""
 from __future__ import annotations
 
 import inspect

@@ -17,7 +17,7 @@ from agents.arena.tournament import run_tournament
 from agents.learned.family import FILE, read_family
 from agents.registry import make_agent
 from nertz_env import RulesConfig
-from tests.agents.test_shipped_models import positions, tiny_model
+from tests.learned.test_shipped_models import positions, tiny_model
 
 NOSTACK = RulesConfig(num_teams=2, stacking=False)
 
@@ -144,7 +144,7 @@ def test_the_envs_league_probe_and_human_table_tell_it(family, tmp_path):
 def test_the_training_league_tells_it_each_format(family, tmp_path):
     pytest.importorskip("stable_baselines3")
     from agents.training.league import league_of, make_env
-    from tiny_runs import tiny
+    from tests.agents.tiny_runs import tiny
 
     cfg = tiny(tmp_path, teams=2, num_envs=4, max_ticks=30, opponents=["learned"])
     for rules, want in ((NOSTACK, "off"), (RulesConfig(num_teams=2), "on")):

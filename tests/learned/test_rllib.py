@@ -138,7 +138,7 @@ import json, numpy as np, ray
 from agents.registry import make_agent
 from agents.arena.tournament import run_tournament
 from nertz_env.config import RulesConfig
-from tests.agents.test_rllib import positions
+from tests.learned.test_rllib import positions
 agent = make_agent({spec!r})
 obs, masks = positions(10)
 ids = agent.act_batch(obs, masks)

@@ -23,7 +23,7 @@ from agents.learned.family import parse_member, read_family_file, write_family
 from agents.learned.weights import MAX_PARAMS, load_weights, save_weights, weight_files
 from agents.registry import MODELS_DIR
 from nertz_env.files.bounded import json_depth
-from tests.agents.test_shipped_models import tiny_meta, tiny_model
+from tests.learned.test_shipped_models import tiny_meta, tiny_model
 
 SB3_DIR = MODELS_DIR.parents[2] / "train" / "models"     # the SB3 originals (not shipped)
 

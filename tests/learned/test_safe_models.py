@@ -24,7 +24,7 @@ from agents.registry import make_agent  # noqa: E402
 from nertz_env import NertzVecEnv  # noqa: E402
 from nertz_env.envs.spaces import SpacesOnlyEnv  # noqa: E402
 
-from hostile_files import craft  # noqa: E402
+from tests.agents.hostile_files import craft  # noqa: E402
 
 
 def fresh(cls=None, net=(64, 64), seed=0, **policy_kwargs):

@@ -23,7 +23,7 @@ from agents.learned.weights import (MAX_HIDDEN_LAYERS, MAX_PARAMS, check_net_sha
                                     load_weights, weight_files)
 from agents.registry import MODELS_DIR, make_agent
 from nertz_env import RulesConfig
-from tests.agents.test_shipped_models import tiny_meta, tiny_model
+from tests.learned.test_shipped_models import tiny_meta, tiny_model
 
 
 def tree(root) -> dict:
