@@ -463,3 +463,12 @@ def test_no_file_cites_the_rulebook_outside_docs():
             bad.append(f"{where}: {line.strip()[:100]}")
     assert not bad, (f"{len(bad)} lines cite a rulebook file outside docs/ (write docs/rules.md "
                      f"or docs/api.md):\n" + "\n".join(bad))
+
+
+def test_model_cards_stay_cards():
+    """docs/models.md is one card per shipped model and the safe-format reference (under 350
+    lines); studies go to docs/experiments/, so the cards do not grow back into a notebook."""
+    lines = (ROOT / "docs" / "models.md").read_text().splitlines()
+    assert len(lines) < 350, f"docs/models.md has {len(lines)} lines: move studies to docs/experiments/"
+    cards = [ln for ln in lines if ln.startswith("## ")]
+    assert any("learned" in c for c in cards), cards
