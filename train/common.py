@@ -33,7 +33,6 @@ from agents.cli.common import Parser, one_line
 from agents.judging.agreement import agreement as judged_agreement
 from agents.judging.head_to_head import head_to_head as judged_h2h
 from agents.training.folder import write_json          # an OSError names the file, not .part
-from agents.training.lean_ppo import critic_path, lean_config, train_run
 from nertz_env.files import json_loads_bounded, read_capped
 from nertz_env.files import write_json as write_result      # judgement.json, as ever written
 
@@ -190,6 +189,7 @@ RECIPE = dict(formats="rulebook", num_envs=184, n_steps=128, batch_size=2048, n_
 def leg(out: Path, init: str, opponents: list, steps: int, seed: int, recipe: dict,
         log=print) -> str:
     """One lean PPO run into `out` (skipped when out/final.npz exists); its final.npz."""
+    from agents.training.lean_ppo import critic_path, lean_config, train_run    # torch: [train]
     final = out / "final.npz"
     if final.exists():
         log(f"{out.name}: done before, {final}")
@@ -211,6 +211,7 @@ def check_model(path: str, where: str) -> None:
     one's critic too where one lies beside it. ValueError naming `where`."""
     from agents.learned.weights import file_problem, is_weights, load_weights
     from agents.registry import make_agent
+    from agents.training.lean_ppo import critic_path              # torch: the [train] extra
     try:
         problem = file_problem(path)                   # stat only: a FIFO is never opened
         if problem:
@@ -236,6 +237,7 @@ def check_main(path: str, where: str) -> list:
     ValueError naming `where`."""
     from agents.learned.sb3_zip import check_sizes
     from agents.learned.weights import is_weights, load_weights
+    from agents.training.lean_ppo import critic_path              # torch: the [train] extra
     if not is_weights(path):
         raise ValueError(f"{where}: a main starts from a model in the safe format (NAME.npz "
                          "with NAME.json beside it), not an SB3 zip; `nertz export ZIP OUT` "

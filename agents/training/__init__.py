@@ -19,9 +19,8 @@ the evaluation's opponent); `check_config` runs the three, and the constructor r
 Two kinds of modules: those without torch, which `nertz --help`, `nertz train`'s checks and
 its error lines use (they work without the `[train]` extra), and those of a run, which
 import torch and stable-baselines3 at their top through nertz_env.optional.require (without
-the extra, importing one is one line naming the extra; no class is made inside a function),
-but for lean_policy.py and lean_ppo.py, which still import torch inside their functions
-(and make the sparse layer's autograd Function in one).
+the extra, importing one is one line naming the extra; no class is made inside a function:
+lean_policy.py's autograd Functions and sparse first layer are made at its top too).
 Each imports only those above it at its top (called functions reach below: formats.py's
 make_formats_env the league's env, imitation.py's LeanPolicy lean_policy.py's forward pass):
     parts.py        the parts and their field docs, FLAT, the shared constants     no torch

@@ -12,8 +12,8 @@ networks, their forward pieces, and their files.
   format (agents/learned/weights.py), the critic beside it as critics/NAME.npz; a run starts
   from either format or an SB3 zip.
 
-torch is imported inside the functions (like the rest of agents/training: `nertz --help`
-should not wait for it).
+torch is imported at the top, through nertz_env.optional.require (without the `[train]`
+extra, importing this module is one line naming it); its classes are made here, at the top.
 """
 from __future__ import annotations
 
@@ -22,7 +22,13 @@ from pathlib import Path
 
 import numpy as np
 
+from agents.learned.sparse import (legal_draw, masked_head, masked_head_grad, sparse_forward,
+                                   sparse_weight_grad)
+from nertz_env.optional import require
+
 from .config import TrainConfig
+
+torch = require("torch", "train", "the lean PPO")
 
 
 def _mlp(nn, sizes, out, out_gain, first=None):
@@ -40,79 +46,68 @@ def _mlp(nn, sizes, out, out_gain, first=None):
     return nn.Sequential(*layers)
 
 
-_SPARSE = []
+class SparseProduct(torch.autograd.Function):
+    """The first layer's product from sparse rows (idx, val) of agents/learned/sparse.py
+    `sparse_rows`, w_in the weight input-major: forward and weight gradient (numba kernels)."""
+
+    @staticmethod
+    def forward(ctx, weight, bias, idx, val, w_in):
+        ctx.rows, ctx.d = (idx, val), weight.shape[1]
+        return torch.from_numpy(sparse_forward(idx, val, w_in, bias.detach().numpy()))
+
+    @staticmethod
+    def backward(ctx, grad):
+        g = grad.contiguous()
+        g_in = sparse_weight_grad(*ctx.rows, g.numpy(), ctx.d)
+        return torch.from_numpy(g_in).t(), g.sum(0), None, None, None
+
+
+class SparseFirstLayer(torch.nn.Linear):
+    """An nn.Linear that, given (idx, val) of agents/learned/sparse.py `sparse_rows` instead
+    of a dense tensor, computes the same product from the non-zero entries only, forward and
+    weight gradient (SparseProduct); dense input: nn.Linear's."""
+    _w_in = None        # (the weight's version, its input-major copy): kept while unchanged
+
+    def forward(self, x):
+        if isinstance(x, tuple):
+            key = (self.weight._version, self.weight.data_ptr())
+            if self._w_in is None or self._w_in[0] != key:      # a rollout's steps reuse it
+                self._w_in = (key, self.weight.detach().t().contiguous().numpy())
+            return SparseProduct.apply(self.weight, self.bias, *x, self._w_in[1])
+        return super().forward(x)
 
 
 def sparse_first_layer():
-    """SparseFirstLayer: an nn.Linear that, given (idx, val) of agents/learned/sparse.py
-    `sparse_rows` instead of a dense tensor, computes the same product from the non-zero
-    entries only, forward and weight gradient (numba kernels); dense input: nn.Linear's."""
-    if _SPARSE:
-        return _SPARSE[0]
-    import torch
-
-    from agents.learned.sparse import sparse_forward, sparse_weight_grad
-
-    class SparseProduct(torch.autograd.Function):
-        @staticmethod
-        def forward(ctx, weight, bias, idx, val, w_in):
-            ctx.rows, ctx.d = (idx, val), weight.shape[1]
-            return torch.from_numpy(sparse_forward(idx, val, w_in, bias.detach().numpy()))
-
-        @staticmethod
-        def backward(ctx, grad):
-            g = grad.contiguous()
-            g_in = sparse_weight_grad(*ctx.rows, g.numpy(), ctx.d)
-            return torch.from_numpy(g_in).t(), g.sum(0), None, None, None
-
-    class SparseFirstLayer(torch.nn.Linear):
-        _w_in = None        # (the weight's version, its input-major copy): kept while unchanged
-
-        def forward(self, x):
-            if isinstance(x, tuple):
-                key = (self.weight._version, self.weight.data_ptr())
-                if self._w_in is None or self._w_in[0] != key:      # a rollout's steps reuse it
-                    self._w_in = (key, self.weight.detach().t().contiguous().numpy())
-                return SparseProduct.apply(self.weight, self.bias, *x, self._w_in[1])
-            return super().forward(x)
-
-    _SPARSE.append(SparseFirstLayer)
+    """SparseFirstLayer (the class; kept for callers that asked for it by this function)."""
     return SparseFirstLayer
 
 
-_HEAD = []
+class MaskedHead(torch.autograd.Function):
+    """(h [n, width] the actor's last hidden layer, the head's weight [A, width] and bias [A],
+    masks bool [N, A] (numpy), rows [n], act [n]) -> (log-probability of act [n], entropy [n])
+    under the masked softmax of the head's logits, computing the legal logits only
+    (agents/learned/sparse.py masked_head), with its gradient to h, weight and bias
+    (masked_head_grad); what the head, masked_logp, gather and the entropy of the masked
+    probabilities give, up to float32 rounding."""
+
+    @staticmethod
+    def forward(ctx, h, weight, bias, masks, rows, act):
+        logp, ent, ctx.legal = masked_head(h.detach().numpy(), weight.detach().numpy(),
+                                           bias.detach().numpy(), masks, rows, act)
+        return torch.from_numpy(logp), torch.from_numpy(ent.astype(np.float32))
+
+    @staticmethod
+    def backward(ctx, g_logp, g_ent):
+        n = ctx.legal[0].shape[0]
+        g1 = np.zeros(n, np.float32) if g_logp is None else g_logp.contiguous().numpy()
+        g2 = np.zeros(n, np.float32) if g_ent is None else g_ent.contiguous().numpy()
+        gh, gw, gb = masked_head_grad(ctx.legal, g1, g2)
+        return (torch.from_numpy(gh), torch.from_numpy(gw), torch.from_numpy(gb), None,
+                None, None)
 
 
 def masked_head_fn():
-    """MaskedHead: a torch autograd function, (h [n, width] the actor's last hidden layer, the
-    head's weight [A, width] and bias [A], masks bool [N, A] (numpy), rows [n], act [n]) ->
-    (log-probability of act [n], entropy [n]) under the masked softmax of the head's logits,
-    computing the legal logits only (agents/learned/sparse.py masked_head), with its
-    gradient to h, weight and bias (masked_head_grad); what the head, masked_logp, gather and
-    the entropy of the masked probabilities give, up to float32 rounding."""
-    if _HEAD:
-        return _HEAD[0]
-    import torch
-
-    from agents.learned.sparse import masked_head, masked_head_grad
-
-    class MaskedHead(torch.autograd.Function):
-        @staticmethod
-        def forward(ctx, h, weight, bias, masks, rows, act):
-            logp, ent, ctx.legal = masked_head(h.detach().numpy(), weight.detach().numpy(),
-                                               bias.detach().numpy(), masks, rows, act)
-            return torch.from_numpy(logp), torch.from_numpy(ent.astype(np.float32))
-
-        @staticmethod
-        def backward(ctx, g_logp, g_ent):
-            n = ctx.legal[0].shape[0]
-            g1 = np.zeros(n, np.float32) if g_logp is None else g_logp.contiguous().numpy()
-            g2 = np.zeros(n, np.float32) if g_ent is None else g_ent.contiguous().numpy()
-            gh, gw, gb = masked_head_grad(ctx.legal, g1, g2)
-            return (torch.from_numpy(gh), torch.from_numpy(gw), torch.from_numpy(gb), None,
-                    None, None)
-
-    _HEAD.append(MaskedHead)
+    """MaskedHead (the class; kept for callers that asked for it by this function)."""
     return MaskedHead
 
 
@@ -136,14 +131,12 @@ def policy_arrays(actor, net_arch, obs_size: int, n_actions: int, provenance: di
 
 def masked_logp(actor, obs, mask):
     """Log-probabilities of every move with illegal ones at -1e8 before normalising
-    (MaskableCategorical); obs: a dense tensor or sparse rows (sparse_first_layer)."""
-    import torch
+    (MaskableCategorical); obs: a dense tensor or sparse rows (SparseFirstLayer)."""
     return torch.log_softmax(actor(obs).masked_fill(~mask, -1e8), dim=1)
 
 
 def sample(actor, obs, mask):
     """(action, log-probability of every move) of a Gumbel-max draw from the masked policy."""
-    import torch
     logp = masked_logp(actor, obs, mask)
     gumbel = -torch.log(-torch.log(torch.rand_like(logp).clamp_(1e-20, 1.0)))
     return (logp + gumbel).masked_fill(~mask, -float("inf")).argmax(dim=1), logp
@@ -154,9 +147,6 @@ def draw(actor, x, masks) -> tuple:
     masked policy at x (observations: a dense tensor, or sparse rows for a sparse first
     layer) under masks (bool [n, A] numpy), from the legal logits only
     (agents/learned/sparse.py legal_draw; the uniform draws torch's). Call under no_grad."""
-    import torch
-
-    from agents.learned.sparse import legal_draw
     head = actor[-1]
     return legal_draw(actor[:-1](x).numpy(), head.weight.numpy(), head.bias.numpy(), masks,
                       lambda k: torch.rand(k, dtype=torch.float64).numpy())
@@ -199,7 +189,6 @@ class SelfPartner:
         self._answer = (obs, ids)
 
     def act_batch(self, obs, masks):
-        import torch
         o = np.asarray(obs, np.float32)
         if self._answer is not None:
             known, ids = self._answer
@@ -218,12 +207,11 @@ def networks(cfg: TrainConfig, obs_size: int, n_actions: int, sparse: bool = Tru
     """(actor, critic) as a run of `cfg` starts them: torch seeded with cfg.seed, then the
     actor built first (SB3's MlpPolicy shapes, orthogonal init); sparse: first layers that
     also take sparse rows (the same initial weights either way)."""
-    import torch
-    from torch import nn
     torch.manual_seed(cfg.run.seed)
     sizes = [obs_size, *cfg.ppo.net_arch]
-    first = sparse_first_layer() if sparse else None
-    return _mlp(nn, sizes, n_actions, 0.01, first), _mlp(nn, sizes, 1, 1.0, first)
+    first = SparseFirstLayer if sparse else None
+    return (_mlp(torch.nn, sizes, n_actions, 0.01, first),
+            _mlp(torch.nn, sizes, 1, 1.0, first))
 
 
 def critic_path(path) -> Path:
@@ -273,7 +261,6 @@ def start_from(actor, critic, path) -> str:
     and, where critics/NAME.npz lies beside it (save_actor), the critic (else the critic
     starts fresh). ValueError naming the file when its shapes differ. Returns the line to
     log."""
-    import torch
     from agents.learned.weights import is_weights, load_weights
     linears = [[m for m in net if hasattr(m, "weight")] for net in (actor, critic)]
     if is_weights(path):

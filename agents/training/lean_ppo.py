@@ -37,7 +37,7 @@ per-step machinery (rollout buffer objects, callbacks, distribution classes, dic
   current actor, its moves sampled under the same masks (league.py), not a league entry,
   in the learner's own forward pass (lean_policy.py SelfPartner gather/answer).
 - The head's legal logits only: the rollout's draw (lean_policy.py draw) and the update's
-  log-probabilities, entropy and gradient (masked_head_fn). Speed: benchmarks/README.md.
+  log-probabilities, entropy and gradient (MaskedHead). Speed: benchmarks/README.md.
 - Output: the actor in the project's safe weight format (agents/learned/weights.py), which
   `make_agent("ppo:OUT/final.npz")` plays in numpy.
 
@@ -53,8 +53,8 @@ per-step machinery (rollout buffer objects, callbacks, distribution classes, dic
 Not here: the evaluations and league priorities of SB3's `nertz train`; it starts from a fresh
 network, the warm start or TrainConfig.init.
 
-torch is imported inside `train` (like the rest of agents/training: `nertz --help` should not
-wait for it).
+torch is imported at the top, through nertz_env.optional.require (without the `[train]`
+extra, importing this module is one line naming it).
 """
 from __future__ import annotations
 
@@ -64,10 +64,17 @@ from pathlib import Path
 
 import numpy as np
 
+from agents.constraints import check_constraint, constrain
+from agents.learned.sparse import sparse_rows
+from nertz_env.actions import SHIFT0, SHIFT_PAIRS
+from nertz_env.optional import require
+
 from .config import TrainConfig
-from .lean_policy import (_SPARSE, SelfPartner, _mlp, critic_path, draw,  # noqa: F401
-                          masked_logp, masked_head_fn, networks, policy_arrays, sample, save_actor,
-                          save_untrained, sparse_first_layer, start_from)
+from .lean_policy import (MaskedHead, SelfPartner, SparseFirstLayer, _mlp,  # noqa: F401
+                          critic_path, draw, masked_head_fn, masked_logp, networks, policy_arrays,
+                          sample, save_actor, save_untrained, sparse_first_layer, start_from)
+
+torch = require("torch", "train", "the lean PPO")
 
 
 # the TrainConfig fields the lean PPO reads (and the warm start's: imitation.py)
@@ -123,11 +130,6 @@ def make_learner(cfg: TrainConfig, sparse: bool, begin, log) -> Learner:
     """The env `nertz train` trains on (one league env per format with formats), the networks
     (from cfg.init if given), the optimiser and the league's partner; begin() once they are
     made (each refusal of theirs before it), then init's line."""
-    import torch
-
-    from agents.constraints import check_constraint, constrain
-    from nertz_env.actions import SHIFT0, SHIFT_PAIRS
-
     from .league import league_of, make_env
     if cfg.tables.formats:
         from .formats import make_formats_env
@@ -186,7 +188,6 @@ class Rollout:
 
 def rollout_storage(cfg: TrainConfig, learner: Learner) -> Rollout:
     """Empty storage for a rollout of cfg's shape, next_obs the env's first observation."""
-    import torch
     S, E = cfg.ppo.n_steps, cfg.tables.num_envs
     return Rollout(torch.zeros((S, E, learner.obs_size)),
                    torch.zeros((S, E, learner.n_actions), dtype=torch.bool),
@@ -201,9 +202,6 @@ def collect_rollout(learner: Learner, buf: Rollout, cfg: TrainConfig) -> None:
     masked policy, its log-probability and the state's value, then the env's step. With
     partner='self' the teammates' rows (gathered before the step) join the learner's in the
     one actor pass and their moves are left with their SelfPartner for the step to play."""
-    import torch
-
-    from agents.learned.sparse import sparse_rows
     E = cfg.tables.num_envs
     for t in range(cfg.ppo.n_steps):
         obs, legal = buf.next_obs, learner.base.action_masks()
@@ -234,7 +232,6 @@ def step_rewards(learner: Learner, buf: Rollout, cfg: TrainConfig, action, r, d,
     """The learner's rewards of one step: shift_cost taken per river shift, a finished hand's
     return recorded, a hand cut at max_ticks bootstrapped from its terminal observation's
     value (as SB3 does on TimeLimit.truncated)."""
-    import torch
     r = np.asarray(r, np.float32)
     if cfg.tables.shift_cost:              # the reward shaping of TrainConfig.shift_cost
         r = r - np.float32(cfg.tables.shift_cost) * learner.is_shift[action.numpy()]
@@ -253,7 +250,6 @@ def step_rewards(learner: Learner, buf: Rollout, cfg: TrainConfig, action, r, d,
 def gae(buf: Rollout, next_value, gamma: float, lam: float) -> tuple:
     """(advantages, returns) of the rollout by GAE(gamma, lambda), next_value the value of the
     observation after it (call under torch.no_grad)."""
-    import torch
     S, E = buf.rew.shape
     adv = torch.zeros((S, E))
     last = torch.zeros(E)
@@ -272,11 +268,10 @@ def minibatch_losses(learner: Learner, x, masks, rows, act, old_logp, adv, ret,
     advantages normalised, the clipped policy loss, the unclipped value loss. masks: the
     rollout's legal moves (numpy bool [N, A]), rows: the minibatch's rows of them; the
     log-probabilities and entropy under the masked softmax from the legal logits only
-    (lean_policy.py masked_head_fn)."""
-    import torch
+    (lean_policy.py MaskedHead)."""
     head = learner.actor[-1]
-    new_logp, entropy_rows = masked_head_fn().apply(learner.actor[:-1](x), head.weight,
-                                                    head.bias, masks, rows, act.numpy())
+    new_logp, entropy_rows = MaskedHead.apply(learner.actor[:-1](x), head.weight, head.bias,
+                                              masks, rows, act.numpy())
     if len(adv) > 1:
         adv = (adv - adv.mean()) / (adv.std() + 1e-8)
     ratio = torch.exp(new_logp - old_logp)
@@ -297,10 +292,6 @@ def ppo_update(learner: Learner, buf: Rollout, adv, ret, cfg: TrainConfig, rng,
     """n_epochs over shuffled minibatches of the rollout (rng draws the order); the critic
     learns always, the actor too when actor_learns (after critic_warmup). Returns the
     update's statistics (module docstring), computed without gradients."""
-    import torch
-    from torch import nn
-
-    from agents.learned.sparse import sparse_rows
     rollout = cfg.ppo.n_steps * cfg.tables.num_envs
     b_obs = buf.obs.reshape(rollout, learner.obs_size)
     b_mask = buf.mask.reshape(rollout, learner.n_actions).numpy()
@@ -326,7 +317,7 @@ def ppo_update(learner: Learner, buf: Rollout, adv, ret, cfg: TrainConfig, rng,
                 loss = loss + pg_loss - cfg.ppo.ent_coef * entropy
             learner.optim.zero_grad()
             loss.backward()
-            nn.utils.clip_grad_norm_(learner.params, max_grad_norm)
+            torch.nn.utils.clip_grad_norm_(learner.params, max_grad_norm)
             learner.optim.step()
     return {"policy_loss": pg_loss.item(), "value_loss": v_loss.item(),
             "entropy": entropy.item(), "approx_kl": float(torch.stack(kls).mean()),
@@ -426,7 +417,6 @@ def train(args: TrainConfig, log=print, on_rollout=None, max_grad_norm: float = 
     begin(): called once the env, the networks and init are made (each refusal of theirs
     before it), before the first rollout and the first file: train_run creates its run
     folder there."""
-    import torch
     check_lean(args)
     cfg = args
     torch.set_num_threads(cfg.run.torch_threads)

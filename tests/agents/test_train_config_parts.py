@@ -165,12 +165,12 @@ def _tree(name):
 def test_no_class_factory_and_no_module_getattr_in_the_training_modules():
     """Every training module's classes are made at its top (no type(...) call making one, no
     class inside a function) and no submodule has a module __getattr__; the package's own
-    __getattr__ serves only its declared TORCH_NAMES (so importing it waits for no torch)."""
-    # another helper's modules, not this item's: their own issue items
-    elsewhere = {"lean_policy.py", "lean_ppo.py", "exploit.py"}
-    for path in sorted(TRAINING.glob("*.py")):
-        if path.name in elsewhere:
-            continue
+    __getattr__ serves only its declared TORCH_NAMES (so importing it waits for no torch).
+    The lean PPO's modules too: their autograd Functions and Linear subclass are made at the
+    top of lean_policy.py, no longer inside sparse_first_layer() and masked_head_fn()."""
+    paths = sorted(TRAINING.glob("*.py"))
+    assert {"lean_policy.py", "lean_ppo.py"} <= {p.name for p in paths}     # none skipped
+    for path in paths:
         tree = _tree(path.name)
         if path.name != "__init__.py":
             assert not any(isinstance(n, ast.FunctionDef) and n.name == "__getattr__"
@@ -197,7 +197,8 @@ def test_the_negative_control_of_the_factory_check_sees_a_factory():
                and len(c.args) == 3 for c in ast.walk(tree))
 
 
-@pytest.mark.parametrize("module", ["league", "run", "checkpoints", "imitation"])
+@pytest.mark.parametrize("module", ["league", "run", "checkpoints", "imitation", "lean_policy",
+                                    "lean_ppo"])
 def test_a_torch_module_without_the_extra_is_one_line_naming_it(module):
     code = ("import sys\nsys.modules['torch'] = None\nsys.modules['stable_baselines3'] = None\n"
             "import agents.training, agents.training.config, agents.training.recipe\n"
