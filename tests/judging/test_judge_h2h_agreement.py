@@ -26,6 +26,7 @@ def run(argv) -> int:
 
 
 def test_head_to_head_is_the_paired_match_of_the_training_evaluation():
+    pytest.importorskip("stable_baselines3")     # evaluation.py imports the [train] extra
     from agents.training.evaluation import evaluate_policy_zip
     from nertz_env.config import RulesConfig
     r = head_to_head(GEN, "heuristic:style=river-builder", 6, 17)

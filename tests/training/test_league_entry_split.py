@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from agents.training.league import parse_entry
+from agents.training.entries import parse_entry          # torch-free: no [train] extra needed
 
 MODEL = Path(__file__).resolve().parents[2] / "agents" / "learned" / "models" / "learned.npz"
 
