@@ -10,7 +10,7 @@ its non-zero entries, padded with value 0 to the widest row), the first layer is
 The kernels (numba, one core, fastmath: float32 sums in a fixed order, so runs are
 reproducible) serve both the numpy forward pass of a saved model (weights.py NumpyPolicy)
 and the lean PPO's training (agents/training/lean_ppo.py wraps them in a torch autograd
-function). Their results equal the dense product up to float32 rounding (tests/agents/
+function). Their results equal the dense product up to float32 rounding (tests/learned/
 test_sparse_layer.py). Imports numpy and numba only.
 
 The policy head over the legal moves (`masked_head`, `masked_head_grad`): per row of the last
@@ -19,7 +19,7 @@ generalist's rollouts), the log-probability of the move taken and the entropy un
 masked softmax (illegal moves probability 0), and the gradient to the hidden row, the head's
 weight and bias, instead of the whole [n, 322] product and a dozen passes over it
 (masked_fill, log_softmax, gather, exp and their backward); the same values up to float32
-rounding (tests/agents/test_lean_speed_kernels.py). `legal_draw` samples a move from the same
+rounding (tests/training/test_lean_speed_kernels.py). `legal_draw` samples a move from the same
 legal logits (Gumbel-max), for the lean PPO's rollouts.
 """
 from __future__ import annotations

@@ -144,7 +144,7 @@ def test_the_envs_league_probe_and_human_table_tell_it(family, tmp_path):
 def test_the_training_league_tells_it_each_format(family, tmp_path):
     pytest.importorskip("stable_baselines3")
     from agents.training.league import league_of, make_env
-    from tests.agents.tiny_runs import tiny
+    from tests.training.tiny_runs import tiny
 
     cfg = tiny(tmp_path, teams=2, num_envs=4, max_ticks=30, opponents=["learned"])
     for rules, want in ((NOSTACK, "off"), (RulesConfig(num_teams=2), "on")):

@@ -1,4 +1,4 @@
-"""Fixtures of tests/agents (the tiny training run itself is tiny_runs.py)."""
+"""Fixtures of tests/training (the tiny training run itself is tiny_runs.py)."""
 import pytest
 
 

@@ -3,7 +3,7 @@ refused, interrupted or failed run leaves, the checks of every field read back f
 checkpoint, the lean PPO's own defaults and network limits, and the lines a run prints
 (only files that exist, a resume hint that says TOTAL, a bar that says its last phase, bars
 over the warm start, no SB3-* folder in the system temp folder, I/O errors exit 1 naming the
-real path, no terminal escape codes in an error line). Tiny runs (tests/agents/tiny_runs.py)."""
+real path, no terminal escape codes in an error line). Tiny runs (tests/training/tiny_runs.py)."""
 import errno
 import json
 import re

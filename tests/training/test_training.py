@@ -609,7 +609,7 @@ def test_an_older_checkpoints_rng_pt_resumes_with_weights_only(one_checkpoint, t
 def test_crafted_checkpoint_and_snapshot_zips_run_nothing_on_resume(one_checkpoint, tmp_path):
     """`nertz train --resume` over a run folder from someone else: the checkpoint zip and the
     league snapshot it lists are read without unpickling (the payload would create a file)."""
-    from hostile_files import craft
+    from tests.agents.hostile_files import craft
 
     run, ck = _copy_run(one_checkpoint, tmp_path)
     marker = tmp_path / "pwned"
