@@ -210,6 +210,31 @@ def update_memory(st, mem) -> None:
 
 # ---------------------------------------------------------------------------- the belief
 @njit(cache=True, error_model="numpy", _nrt=False)
+def unseen_pool(st, e, pool):
+    """pool[t, c] = 1 for each card c of team t's deck that no seat sees on table e now (not in
+    its River, not its Nertz top or waste top, not in the Lake), else 0: the cards a re-deal
+    may place, read from the public side only (core/worlds.py's uniform belief; the memory
+    belief below also takes out the remembered ones)."""
+    T = st.nertz_n.shape[1]
+    for t in range(T):
+        for c in range(DECK):
+            pool[t, c] = 1
+        for col in range(st.river.shape[2]):
+            for d in range(st.river_n[e, t, col]):
+                pool[t, st.river[e, t, col, d]] = 0
+        n = st.nertz_n[e, t]
+        if n > 0:
+            pool[t, st.nertz[e, t, n - 1]] = 0
+        k = st.waste_n[e, t]
+        if k > 0:
+            pool[t, st.stream[e, t, k - 1]] = 0
+    for p in range(st.lake_piles[e]):
+        for d in range(st.lake_n[e, p]):
+            v = st.lake[e, p, d]
+            pool[v // DECK, v % DECK] = 0
+
+
+@njit(cache=True, error_model="numpy", _nrt=False)
 def redeal_memory_table(st, scr, e, seed, known):
     """Table e's hidden cards dealt anew from the generator `seed`, the remembered ones kept:
     known (int32 [T, MEM_W]) is the memory of the table the slot was forked from. The pool
@@ -222,28 +247,14 @@ def redeal_memory_table(st, scr, e, seed, known):
     st.rng[e] = seed
     T = st.nertz_n.shape[1]
     pool = scr.decks[e]
-    for t in range(T):                       # 1 = neither visible nor remembered
-        for c in range(DECK):
-            pool[t, c] = 1
-        for col in range(st.river.shape[2]):
-            for d in range(st.river_n[e, t, col]):
-                pool[t, st.river[e, t, col, d]] = 0
-        n = st.nertz_n[e, t]
-        if n > 0:
-            pool[t, st.nertz[e, t, n - 1]] = 0
-        k = st.waste_n[e, t]
-        if k > 0:
-            pool[t, st.stream[e, t, k - 1]] = 0
-        for d in range(n):
+    unseen_pool(st, e, pool)                 # 1 = neither visible nor remembered
+    for t in range(T):
+        for d in range(st.nertz_n[e, t]):
             if known[t, MEM_NERTZ + d] >= 0:
                 pool[t, known[t, MEM_NERTZ + d]] = 0
         for d in range(st.stream_n[e, t]):
             if known[t, MEM_STREAM + d] >= 0:
                 pool[t, known[t, MEM_STREAM + d]] = 0
-    for p in range(st.lake_piles[e]):
-        for d in range(st.lake_n[e, p]):
-            v = st.lake[e, p, d]
-            pool[v // DECK, v % DECK] = 0
     for t in range(T):
         m = 0                                # the unknown cards, ascending, to the row's front
         for c in range(DECK):

@@ -33,7 +33,7 @@ from numba import njit
 
 from ..encoding import DECK
 from .fork import fork_rows, state_pairs
-from .memory import memory_row, redeal_memory_slots
+from .memory import memory_row, redeal_memory_slots, unseen_pool
 from .rules import random_below
 from .state import NertzState, Scratch
 
@@ -50,22 +50,7 @@ def redeal_uniform_table(st, scr, e, seed):
     st.rng[e] = seed
     T = st.nertz_n.shape[1]
     pool = scr.decks[e]
-    for t in range(T):                       # 1 = not seen anywhere (yet)
-        for c in range(DECK):
-            pool[t, c] = 1
-        for col in range(st.river.shape[2]):
-            for d in range(st.river_n[e, t, col]):
-                pool[t, st.river[e, t, col, d]] = 0
-        n = st.nertz_n[e, t]
-        if n > 0:
-            pool[t, st.nertz[e, t, n - 1]] = 0
-        k = st.waste_n[e, t]
-        if k > 0:
-            pool[t, st.stream[e, t, k - 1]] = 0
-    for p in range(st.lake_piles[e]):
-        for d in range(st.lake_n[e, p]):
-            v = st.lake[e, p, d]
-            pool[v // DECK, v % DECK] = 0
+    unseen_pool(st, e, pool)                 # 1 = not seen anywhere (yet)
     for t in range(T):
         m = 0                                # the unseen cards, ascending, to the row's front
         for c in range(DECK):
