@@ -13,7 +13,7 @@ experiments (the arena's Python loop), nowhere else yet.
 """
 from __future__ import annotations
 
-from .agent import SearchAgent
+from .agent import SearchAgent, SearchResult
 from .spec import SEARCH_OPTIONS, SearchOptions, parse_options
 
 
@@ -23,4 +23,4 @@ def parse_search(spec: str, rest: str, seed=None) -> SearchAgent:
     return SearchAgent(parse_options(spec, rest), name=spec, seed=seed)
 
 
-__all__ = ["SEARCH_OPTIONS", "SearchAgent", "SearchOptions", "parse_options", "parse_search"]
+__all__ = ["SEARCH_OPTIONS", "SearchAgent", "SearchOptions", "SearchResult", "parse_options", "parse_search"]

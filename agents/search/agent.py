@@ -17,9 +17,13 @@ Per call (agents/base.py SeatView: every table of the batch where it holds a rea
   decisions of the call);
 - gain of candidate c: the mean over worlds of its relative points minus the base move's;
   the best gain (first best) is played when it exceeds `margin`, else the base move.
+evaluate(view) returns the search per row (SearchResult: candidates, gains, their standard
+errors over the worlds, the move chosen); act_view plays its moves.
 The real state is only read (fork_worlds copies it); same seed, same moves.
 """
 from __future__ import annotations
+
+from typing import NamedTuple
 
 import numpy as np
 
@@ -40,6 +44,15 @@ CANDIDATE_CONSTRAINT = "useful-shifts"
 def _scored(spec: str) -> ScoredAgent:
     bot = parse_bot(spec)
     return ScoredAgent(bot.style, name=bot.name, **bot.knobs)
+
+
+class SearchResult(NamedTuple):
+    """One row's search (SearchAgent.evaluate)."""
+    candidates: tuple        # the candidate moves, the base move first
+    gains: np.ndarray        # float64 [C] mean over worlds of each one's points minus the base's
+    se: np.ndarray           # float64 [C] their standard errors over the worlds (nan: 1 world)
+    move: int                # the move played (choose)
+    searched: bool           # two or more candidates: rollouts were played
 
 
 class SearchAgent(Agent):
@@ -86,11 +99,17 @@ class SearchAgent(Agent):
             self._buffers = {config: ro}
         return ro
 
-    def act_view(self, view) -> np.ndarray:
+    def evaluate(self, view) -> list:
+        """One SearchResult per row of `view` (agents/base.py SeatView): the candidates (base
+        first), each one's mean paired gain over the base move and its standard error over
+        the worlds, and the move the deviation rule chooses (choose). Rows with fewer than
+        two candidates are not searched: the base move alone, gain 0, not counted."""
         obs, masks = np.asarray(view.observations), np.asarray(view.masks)
         base = self.base.act_batch(obs, masks)
         cands = self.candidates(obs, masks, base)
-        out = base.copy()
+        zero = np.zeros(1)
+        out = [SearchResult((int(base[r]),), zero, zero, int(base[r]), False)
+               for r in range(len(obs))]
         todo = [r for r in range(len(obs)) if len(cands[r]) > 1]
         if not todo:
             return out
@@ -123,10 +142,20 @@ class SearchAgent(Agent):
         rollout(ro, make_params(config), opt.horizon, 0, M)
         for r, slots in zip(todo, slot_sets):
             v = ro.values[slots]                                   # [W, C]
-            gain = (v - v[:, :1]).mean(axis=0)
-            best = int(np.argmax(gain))
+            d = v - v[:, :1]
+            gain = d.mean(axis=0)
+            se = d.std(axis=0, ddof=1) / np.sqrt(W) if W > 1 else np.full(len(gain), np.nan)
+            best = self.choose(gain, se)
             self.decisions += 1
-            if gain[best] > opt.margin:
-                out[r] = cands[r][best]
-                self.deviations += best != 0
+            self.deviations += best != 0
+            out[r] = SearchResult(tuple(cands[r]), gain, se, cands[r][best], True)
         return out
+
+    def choose(self, gain, se) -> int:
+        """The index of the candidate played: the first best gain when it exceeds `margin`,
+        else 0 (the base move)."""
+        best = int(np.argmax(gain))
+        return best if gain[best] > self.options.margin else 0
+
+    def act_view(self, view) -> np.ndarray:
+        return np.array([res.move for res in self.evaluate(view)], np.int64)
