@@ -16,7 +16,8 @@ Per call (agents/base.py SeatView: every table of the batch where it holds a rea
   every seat its bot for `horizon` ticks (nertz_env/core/fork.py rollout, one call for all
   decisions of the call);
 - gain of candidate c: the mean over worlds of its relative points minus the base move's;
-  the best gain (first best) is played when it exceeds `margin`, else the base move.
+  the best gain (first best) is played when it exceeds `margin` and (option se=K > 0) K
+  standard errors of it over the worlds, else the base move.
 evaluate(view) returns the search per row (SearchResult: candidates, gains, their standard
 errors over the worlds, the move chosen); act_view plays its moves.
 The real state is only read (fork_worlds copies it); same seed, same moves.
@@ -152,10 +153,13 @@ class SearchAgent(Agent):
         return out
 
     def choose(self, gain, se) -> int:
-        """The index of the candidate played: the first best gain when it exceeds `margin`,
-        else 0 (the base move)."""
+        """The index of the candidate played: the first best gain when it exceeds `margin`
+        and (se option K > 0) K standard errors of that gain, else 0 (the base move)."""
         best = int(np.argmax(gain))
-        return best if gain[best] > self.options.margin else 0
+        k = self.options.se
+        if gain[best] > self.options.margin and (k == 0 or gain[best] > k * se[best]):
+            return best
+        return 0
 
     def act_view(self, view) -> np.ndarray:
         return np.array([res.move for res in self.evaluate(view)], np.int64)

@@ -1,11 +1,14 @@
 """The options of a `search:` agent spec, parsed and checked (one line per bad option).
 
-    search:base=river-builder,opp=base,worlds=16,horizon=20,belief=memory,margin=0,seed=S
+    search:base=river-builder,opp=base,worlds=16,horizon=20,belief=memory,margin=0,se=0,seed=S
 
 base and opp name core bots, the only policies the rollout kernel plays (nertz_env/core/
 policies.py): greedy, a heuristic style (balanced, lake-rush, river-builder, cautious) or
 heuristic:style=STYLE. opp=base models the other teams by the base. belief=oracle reads the
 true hidden cards (a ceiling, never an agent): refused unless cheat=yes is written too.
+The deviation rule: the best candidate is played only when its mean paired gain over the base
+move exceeds margin points AND se standard errors of that gain (over the worlds; se > 0 needs
+worlds >= 2); se=0 is the margin alone.
 """
 from __future__ import annotations
 
@@ -17,7 +20,8 @@ from nertz_env.core.worlds import BELIEFS
 
 from ..specs import checked_options
 
-SEARCH_OPTIONS = ("base", "opp", "worlds", "horizon", "belief", "margin", "seed", "cheat")
+SEARCH_OPTIONS = ("base", "opp", "worlds", "horizon", "belief", "margin", "se", "seed",
+                  "cheat")
 MAX_WORLDS = 1024
 BOT_WORDS = ", ".join(STYLES) + " or heuristic:style=STYLE"
 
@@ -31,6 +35,7 @@ class SearchOptions(NamedTuple):
     margin: float            # deviate only when best minus base > margin (inf: never)
     seed: int | None         # None: the run's seed (make_agent's), else this
     cheat: bool              # oracle allowed
+    se: float = 0.0          # ... and best minus base > se x its standard error (0: off)
 
 
 def bot_spec(spec: str, key: str, value: str) -> str:
@@ -74,6 +79,16 @@ def parse_options(spec: str, rest: str) -> SearchOptions:
     if math.isnan(margin) or margin < 0:
         raise ValueError(f"agent {spec!r}: margin={opts['margin']!r} must be a number >= 0 "
                          "(points; inf: always the base move)")
+    try:
+        se = float(opts.get("se", "0"))
+    except ValueError:
+        se = math.nan
+    if math.isnan(se) or se < 0 or math.isinf(se):
+        raise ValueError(f"agent {spec!r}: se={opts['se']!r} must be a finite number >= 0 "
+                         "(standard errors; 0: the margin alone)")
+    if se > 0 and worlds < 2:
+        raise ValueError(f"agent {spec!r}: se={opts['se']!r} needs worlds >= 2 (a standard "
+                         "error over one world is not defined)")
     seed = opts.get("seed")
     seed = None if seed is None else _int(spec, "seed", seed, 0, 2**63 - 1, "an int >= 0")
     cheat = opts.get("cheat", "no")
@@ -82,4 +97,4 @@ def parse_options(spec: str, rest: str) -> SearchOptions:
     if belief == "oracle" and cheat != "yes":
         raise ValueError(f"agent {spec!r}: belief=oracle reads the true hidden cards (a "
                          "ceiling, not a player); write cheat=yes to allow it")
-    return SearchOptions(base, opp, worlds, horizon, belief, margin, seed, cheat == "yes")
+    return SearchOptions(base, opp, worlds, horizon, belief, margin, seed, cheat == "yes", se)
