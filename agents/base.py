@@ -32,38 +32,28 @@ memory (nertz_env/core/memory.py) and deal keys. The state holds every card, the
 ones too: such an agent reads what no seat sees only through nertz_env/core/worlds.py's
 re-deal (fork_worlds under the uniform or memory belief), which never reads the hidden
 arrangement, so permuting the never-seen cards cannot change its move
-(tests/search/test_search_agent.py proves it for `search:`, agents/search). Elsewhere (the
-envs' opponents, the human table) nothing passes a view: `act_batch` is called.
+(tests/search/test_search_agent.py proves it for `search:`, agents/search). The envs'
+opponents (NertzGymEnv and the vector envs, nertz_env/envs/opponents.py) pass a view too;
+`SeatView` is defined in nertz_env/seat_view.py (re-exported here). The human table passes
+none: `act_batch` is called.
 
 `Pair` (`pair:NERTZ&STREAM`) is two agents sharing a two-player team by role (R4).
 """
 from __future__ import annotations
 
 import copy
-from typing import NamedTuple, Protocol, runtime_checkable
+from typing import Protocol, runtime_checkable
 
 import numpy as np
 
 from nertz_env.core.observe import read_self
 from nertz_env.envs.opponents import for_table
+from nertz_env.seat_view import SeatView  # noqa: F401  (defined in nertz_env: the envs build one)
 
 
 @runtime_checkable
 class SupportsAct(Protocol):
     def act(self, observation: np.ndarray, action_mask: np.ndarray) -> int: ...
-
-
-class SeatView(NamedTuple):
-    """What an agent with `seat_view` gets per call (module docstring): n rows, each one
-    table of the batch and a seat the agent holds there, ready to move."""
-    config: object           # the tables' RulesConfig
-    state: object            # the engine's NertzState (read only; hidden cards: worlds only)
-    memory: np.ndarray       # int32 [B, T, MEM_W] the tables' public memory, up to date
-    deal_keys: np.ndarray    # uint64 [B] each table's deal key (seeds from the deal)
-    rows: np.ndarray         # int64 [n] tables
-    seats: np.ndarray        # int64 [n] seats
-    observations: np.ndarray  # float32 [n, OBS_DIM]
-    masks: np.ndarray        # bool [n, N_ACTIONS]
 
 
 class Agent:
