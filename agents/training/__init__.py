@@ -2,7 +2,8 @@
 lean_ppo.py, `nertz train`'s default; SB3's MaskablePPO with evaluations, run.py: the recipe
 that made the per-table models, train/recipes/teams2.toml and teams4.toml), checkpoints.
 
-    from agents.training import TrainConfig, train       # SB3's run
+    from agents.training import TrainConfig
+    from agents.training.run import train               # SB3's run (torch: the [train] extra)
     model = train(TrainConfig(out="runs/t1", learner="sb3", timesteps=2_000_000, teams=2))
 
 The arguments: `TrainConfig` is made of parts (parts.py: RunPart, TablesPart, LeaguePart,
@@ -40,13 +41,10 @@ The `nertz train` parser and command are agents/cli/train.py's.
 
 Importing this package imports neither torch nor stable-baselines3 (`nertz --help` builds
 the train parser from TrainConfig's fields, and `nertz` works without the `[train]` extra):
-the names of the modules without torch are imported here; those of the run's modules
-(TORCH_NAMES: name -> module) are imported from their module on first use, the one lazy
-step left in the package (`from agents.training import train` imports run.py then; without
-the extra it is run.py's one line naming it).
+it holds the names of the modules without torch; a run's names are imported from their
+module (`from agents.training.run import train`, `...checkpoints import export_for_play`,
+`...lean_ppo import train`), which is where torch is imported.
 """
-import importlib
-
 from .config import (
     BEST_HEURISTIC,
     DEVICES,
@@ -69,37 +67,8 @@ from .config import (
 from .entries import SNAPSHOT, LeagueEntry, league_weights, parse_entry
 from .folder import checkpoint_files
 
-# the run's names, each imported from its module (torch, the [train] extra) on first use
-TORCH_NAMES = {
-    **dict.fromkeys(("export_for_play", "load_checkpoint", "resume_config", "run_info",
-                     "save_checkpoint", "save_snapshot"), "checkpoints"),
-    **dict.fromkeys(("EVAL_FIELDS", "evaluate_mixed", "evaluate_policy_zip", "evaluate_run"),
-                    "evaluation"),
-    **dict.fromkeys(("Teacher", "behaviour_clone", "collect_teacher_data", "imitation_accuracy",
-                     "policy_choices", "split_holdout", "warm_start"), "imitation"),
-    **dict.fromkeys(("LeagueVecEnv", "league_class", "league_of", "make_env"), "league"),
-    **dict.fromkeys(("build_model", "make_callbacks", "rules_line", "tensorboard_available",
-                     "train"), "run"),
-}
-
-
-def __getattr__(name):
-    """A name of TORCH_NAMES, from its module (imported now: torch, the [train] extra)."""
-    if name in TORCH_NAMES:
-        return getattr(importlib.import_module(f"{__name__}.{TORCH_NAMES[name]}"), name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
-def __dir__():
-    return sorted(set(globals()) | set(TORCH_NAMES))
-
-
-__all__ = ["BEST_HEURISTIC", "DEVICES", "EVAL_FIELDS", "EvalPart", "FIXED_ON_RESUME",
-    "LeagueEntry", "LeaguePart", "LeagueVecEnv", "PPOPart", "REWARDS", "RunPart", "SNAPSHOT",
-    "TOURNAMENT_RULES", "TablesPart", "Teacher", "TrainConfig", "WarmStartPart",
-    "behaviour_clone", "build_model", "check", "check_config", "checkpoint_files",
-    "collect_teacher_data", "evaluate_mixed", "evaluate_policy_zip", "evaluate_run",
-    "export_for_play", "field_docs", "imitation_accuracy", "league_class", "league_of",
-    "league_weights", "load", "load_checkpoint", "make_callbacks", "make_env", "normalise",
-    "parse_entry", "policy_choices", "resume_config", "rules_line", "run_info", "save_checkpoint",
-    "save_snapshot", "split_holdout", "tensorboard_available", "train", "warm_start"]
+__all__ = ["BEST_HEURISTIC", "DEVICES", "FIXED_ON_RESUME", "REWARDS", "SNAPSHOT",
+           "TOURNAMENT_RULES", "EvalPart", "LeagueEntry", "LeaguePart", "PPOPart", "RunPart",
+           "TablesPart", "TrainConfig", "WarmStartPart", "check", "check_config",
+           "checkpoint_files", "field_docs", "league_weights", "load", "normalise",
+           "parse_entry"]

@@ -201,11 +201,6 @@ class LeagueVecEnv(_vec_env.VecEnvWrapper):
                                           self.rel_sum)]
 
 
-def league_class():
-    """LeagueVecEnv (code written when the class was made on first use calls this)."""
-    return LeagueVecEnv
-
-
 def make_env(cfg, seed: int | None = None, monitor: bool = True, rules=None,
              num_envs: int | None = None, learner_seat: int = 0):
     """The training env of a TrainConfig: NertzVecEnv + LeagueVecEnv (+ VecMonitor); rules,
@@ -295,5 +290,5 @@ def _base(env):
     return env
 
 
-__all__ = ["SNAPSHOT", "FormatsVecEnv", "LeagueEntry", "LeagueVecEnv", "league_class",
-           "league_of", "league_weights", "make_env", "parse_entry"]
+__all__ = ["SNAPSHOT", "FormatsVecEnv", "LeagueEntry", "LeagueVecEnv", "league_of",
+           "league_weights", "make_env", "parse_entry"]

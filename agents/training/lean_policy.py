@@ -4,7 +4,7 @@ networks, their forward pieces, and their files.
 - Network (`networks`): SB3's MlpPolicy for `net_arch`: a separate actor and critic, each
   Linear+Tanh layers of those widths, orthogonal init (gain sqrt 2 for hidden layers, 0.01 for
   the action head, 1 for the value head); the first layers may read sparse rows
-  (`sparse_first_layer`: the same products from the non-zero entries only).
+  (`SparseFirstLayer`: the same products from the non-zero entries only).
 - Forward (`masked_logp`, `sample`): illegal logits set to -1e8 (what MaskableCategorical
   writes) before the softmax, so an illegal move has probability 0 and is never drawn; a move
   drawn by Gumbel-max. `SelfPartner` plays the learner's teammate with the current actor.
@@ -77,11 +77,6 @@ class SparseFirstLayer(torch.nn.Linear):
         return super().forward(x)
 
 
-def sparse_first_layer():
-    """SparseFirstLayer (the class; kept for callers that asked for it by this function)."""
-    return SparseFirstLayer
-
-
 class MaskedHead(torch.autograd.Function):
     """(h [n, width] the actor's last hidden layer, the head's weight [A, width] and bias [A],
     masks bool [N, A] (numpy), rows [n], act [n]) -> (log-probability of act [n], entropy [n])
@@ -104,11 +99,6 @@ class MaskedHead(torch.autograd.Function):
         gh, gw, gb = masked_head_grad(ctx.legal, g1, g2)
         return (torch.from_numpy(gh), torch.from_numpy(gw), torch.from_numpy(gb), None,
                 None, None)
-
-
-def masked_head_fn():
-    """MaskedHead (the class; kept for callers that asked for it by this function)."""
-    return MaskedHead
 
 
 def policy_arrays(actor, net_arch, obs_size: int, n_actions: int, provenance: dict,

@@ -71,8 +71,8 @@ from nertz_env.optional import require
 
 from .config import TrainConfig
 from .lean_policy import (MaskedHead, SelfPartner, SparseFirstLayer, _mlp,  # noqa: F401
-                          critic_path, draw, masked_head_fn, masked_logp, networks, policy_arrays,
-                          sample, save_actor, save_untrained, sparse_first_layer, start_from)
+                          critic_path, draw, masked_logp, networks, policy_arrays, sample,
+                          save_actor, save_untrained, start_from)
 
 torch = require("torch", "train", "the lean PPO")
 

@@ -289,7 +289,7 @@ def test_an_rllib_module_of_the_wrong_size_is_refused_at_load():
 
 
 def test_export_for_play_of_a_crafted_zip_runs_nothing(zips, tmp_path):
-    from agents.training import export_for_play
+    from agents.training.checkpoints import export_for_play
 
     marker = tmp_path / "pwned"
     evil = craft(zips / "masked.zip", tmp_path / "evil.zip", marker)

@@ -43,9 +43,9 @@ def test_product_and_weight_gradient_equal_the_dense_ones(observations):
 
 def test_the_torch_layer_matches_nn_linear(observations):
     torch = pytest.importorskip("torch")
-    from agents.training.lean_ppo import _mlp, sparse_first_layer
+    from agents.training.lean_policy import SparseFirstLayer, _mlp
     torch.manual_seed(0)
-    a = _mlp(torch.nn, [observations.shape[1], 32, 32], 8, 0.01, sparse_first_layer())
+    a = _mlp(torch.nn, [observations.shape[1], 32, 32], 8, 0.01, SparseFirstLayer)
     torch.manual_seed(0)
     b = _mlp(torch.nn, [observations.shape[1], 32, 32], 8, 0.01)
     assert all(torch.equal(p, q) for p, q in zip(a.parameters(), b.parameters()))

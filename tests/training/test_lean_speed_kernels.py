@@ -1,6 +1,6 @@
 """The lean PPO's fast paths compute what the plain torch formulation computes: the policy
 head of its update over the legal logits only (agents/learned/sparse.py masked_head, the
-autograd function lean_policy.py masked_head_fn) against the whole head, masked_fill,
+autograd function lean_policy.py MaskedHead) against the whole head, masked_fill,
 log_softmax, gather and the entropy of the masked probabilities (computed in float64: the
 truth the float32 kernel is held to), values and gradients to the hidden rows, the head's
 weight and its bias, up to float32 rounding."""
@@ -9,7 +9,7 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from agents.training.lean_policy import masked_head_fn  # noqa: E402
+from agents.training.lean_policy import MaskedHead  # noqa: E402
 
 
 def reference(h, w, b, mask, act):
@@ -60,7 +60,7 @@ def test_the_legal_head_matches_the_torch_formulation_values_and_gradients(seed,
     g2 = None if used == "logp" else torch.from_numpy(rng.standard_normal(len(rows)))
     ref = grads(lambda *t: reference(*t, torch.from_numpy(masks[rows]), torch.from_numpy(act)),
                 (h, w, b), masks, rows, act, g1, g2, torch.float64)
-    got = grads(lambda *t: masked_head_fn().apply(*t, masks, rows, act), (h, w, b), masks,
+    got = grads(lambda *t: MaskedHead.apply(*t, masks, rows, act), (h, w, b), masks,
                 rows, act, g1, g2, torch.float32)
     np.testing.assert_allclose(got[0], ref[0], rtol=1e-5, atol=1e-5)
     np.testing.assert_allclose(got[1], ref[1], rtol=1e-5, atol=1e-5)
@@ -96,12 +96,12 @@ def test_the_sparse_layer_keeps_its_weight_copy_only_while_the_weight_is_unchang
     """SparseFirstLayer reuses its input-major copy of the weight across a rollout's steps; an
     optimiser step or any in-place change of the weight makes a new one."""
     from agents.learned.sparse import sparse_rows
-    from agents.training.lean_policy import sparse_first_layer
+    from agents.training.lean_policy import SparseFirstLayer
     rng = np.random.default_rng(7)
     x = (rng.random((64, 40)) < 0.1).astype(np.float32) * rng.standard_normal((64, 40)) \
         .astype(np.float32)
     rows = sparse_rows(x)
-    layer = sparse_first_layer()(40, 16)
+    layer = SparseFirstLayer(40, 16)
     opt = torch.optim.SGD(layer.parameters(), lr=0.5)
     for change in range(3):
         out = layer(rows)

@@ -18,6 +18,7 @@ from stable_baselines3.common.callbacks import BaseCallback
 from tiny_runs import tiny
 
 from agents import training
+from agents.training import checkpoints, evaluation
 from agents.cli import train as train_cli
 from agents.python_policies import choose_action
 from agents.training import run as training_run
@@ -142,7 +143,7 @@ def test_checkpoint_resumes_to_the_same_next_update(tmp_path):
                 seen["buffer"] = copy.deepcopy(vars(self.model.rollout_buffer))
                 seen["np"] = np.random.get_state()
 
-    a = training.train(cfg, log=lambda s: None, callbacks=[Capture()])
+    a = training_run.train(cfg, log=lambda s: None, callbacks=[Capture()])
     ck = tmp_path / "run" / "checkpoints" / "step_128.zip"
     assert ck.is_file() and (tmp_path / "run" / "checkpoints" / "step_256.zip").is_file()
 
@@ -156,9 +157,9 @@ def test_checkpoint_resumes_to_the_same_next_update(tmp_path):
                     getattr(self.model.rollout_buffer, k)[...] = v
             np.random.set_state(seen["np"])
 
-    cfg_b = training.resume_config(ck, out=str(tmp_path / "resumed"))
+    cfg_b = checkpoints.resume_config(ck, out=str(tmp_path / "resumed"))
     assert cfg_b.resume == str(ck) and cfg_b.timesteps == 256
-    b = training.train(cfg_b, log=lambda s: None, callbacks=[Inject()])
+    b = training_run.train(cfg_b, log=lambda s: None, callbacks=[Inject()])
     assert b.num_timesteps == a.num_timesteps == 256 and b._n_updates == a._n_updates
     pa, pb = a.policy.state_dict(), b.policy.state_dict()
     for k in pa:
@@ -179,14 +180,14 @@ def test_checkpoint_resumes_to_the_same_next_update(tmp_path):
 
 def test_resume_keeps_the_fixed_fields(tmp_path):
     cfg = tiny(tmp_path, checkpoint_every=128, timesteps=128)
-    training.train(cfg, log=lambda s: None)
+    training_run.train(cfg, log=lambda s: None)
     ck = tmp_path / "run" / "checkpoints" / "step_128.zip"
     with pytest.raises(ValueError, match="net_arch"):
-        training.resume_config(ck, net_arch=[64, 64])
+        checkpoints.resume_config(ck, net_arch=[64, 64])
     with pytest.raises(ValueError, match="resume"):
-        training.resume_config(tmp_path / "nope.zip")
+        checkpoints.resume_config(tmp_path / "nope.zip")
     with pytest.raises(ValueError, match="already holds a run"):      # a fresh run, same folder
-        training.train(cfg, log=lambda s: None)
+        training_run.train(cfg, log=lambda s: None)
 
 
 # ---------------------------------------------------------------------------- evaluation
@@ -199,13 +200,13 @@ def test_evaluation_logs_a_paired_difference_and_plays_as_tournaments(tmp_path):
     run.mkdir()
     model = build_model(cfg, make_env(cfg))
     model.set_logger(configure(str(tmp_path / "log"), ["json"]))
-    first = training.evaluate_run(model, cfg, run, model.logger, log=lambda s: None)
-    again = training.evaluate_run(model, cfg, run, model.logger, log=lambda s: None)
+    first = evaluation.evaluate_run(model, cfg, run, model.logger, log=lambda s: None)
+    again = evaluation.evaluate_run(model, cfg, run, model.logger, log=lambda s: None)
     rows = [json.loads(line) for line in (run / "eval.jsonl").read_text().splitlines()]
     assert len(rows) == 6 and rows[0]["against"] == cfg.eval_against
     assert {r["against"] for r in rows[1:3]} == {"league:random", "league:greedy"}
     for r in rows:
-        assert set(training.EVAL_FIELDS) <= set(r) and r["deterministic"] is True
+        assert set(evaluation.EVAL_FIELDS) <= set(r) and r["deterministic"] is True
         assert all(math.isfinite(r[k]) for k in ("diff", "ci_low", "ci_high", "points"))
         assert r["ci_low"] <= r["diff"] <= r["ci_high"] and r["ci_high"] > r["ci_low"]
     assert first["diff"] == again["diff"] and first["ci_low"] == again["ci_low"]  # deterministic
@@ -294,7 +295,7 @@ def test_one_seat_among_copies_at_four_teams(tmp_path):
     from nertz_env.config import RulesConfig
     cfg = tiny(tmp_path, teams=4)
     build_model(cfg, make_env(cfg)).save(tmp_path / "m.zip")
-    r = training.evaluate_policy_zip(tmp_path / "m.zip", "greedy",
+    r = evaluation.evaluate_policy_zip(tmp_path / "m.zip", "greedy",
                                      RulesConfig(num_teams=4, max_ticks=100), 3, 0)
     assert r["deals"] == 3 and r["hands"] == 3 * 12          # every seating of 1 + 3 copies
     assert all(math.isfinite(r[k]) for k in ("diff", "ci_low", "ci_high"))
@@ -304,7 +305,7 @@ def test_tensorboard_and_episode_returns(tmp_path, monkeypatch):
     ea = pytest.importorskip("tensorboard.backend.event_processing.event_accumulator")
     EventAccumulator = ea.EventAccumulator
     cfg = tiny(tmp_path, max_ticks=20, tensorboard=True, eval_every=128, eval_deals=2)
-    training.train(cfg, log=lambda s: None)
+    training_run.train(cfg, log=lambda s: None)
     (events,) = (tmp_path / "run" / "tb").glob("ppo_*")
     acc = EventAccumulator(str(events))
     acc.Reload()
@@ -314,7 +315,7 @@ def test_tensorboard_and_episode_returns(tmp_path, monkeypatch):
         assert tag in tags, tag
     said = []
     monkeypatch.setattr(training_run, "tensorboard_available", lambda: False)
-    training.train(tiny(tmp_path, out=str(tmp_path / "r2"), tensorboard=True), log=said.append)
+    training_run.train(tiny(tmp_path, out=str(tmp_path / "r2"), tensorboard=True), log=said.append)
     assert not (tmp_path / "r2" / "tb").exists()
     assert any("tensorboard is not installed" in s for s in said)
 
@@ -329,7 +330,7 @@ def test_a_short_league_run_beats_the_untrained_policy_against_random_opponents(
                batch_size=256, n_epochs=4, learning_rate=1e-3, max_ticks=200, seed=3)
     untrained = build_model(cfg, make_env(cfg))
     untrained.save(tmp_path / "untrained.zip")
-    training.train(cfg, log=lambda *a: None)
+    training_run.train(cfg, log=lambda *a: None)
     spec = spec_from_dict({"baseline": f"ppo:{tmp_path / 'untrained.zip'}",
                            "treatments": {"trained": f"ppo:{tmp_path / 'run' / 'final.zip'}"},
                            "opponents": ["random"], "teams": [2], "deals": 60, "seed": 1,
@@ -444,7 +445,7 @@ def test_any_agent_spec_is_a_league_entry_played_in_one_call_per_step(tmp_path):
 def test_snapshots_join_the_league_and_resume_with_the_checkpoint(tmp_path):
     cfg = tiny(tmp_path, snapshot_every=128, max_snapshots=1, checkpoint_every=128,
                timesteps=256, eval_every=128, eval_league_deals=2, eval_deals=2)
-    model = training.train(cfg, log=lambda s: None)
+    model = training_run.train(cfg, log=lambda s: None)
     run = tmp_path / "run"
     league = league_of(model.get_env())
     assert league.snapshot_paths() == [str(run / "snapshots" / "step_256.zip")]   # oldest gone
@@ -467,16 +468,16 @@ def test_snapshots_join_the_league_and_resume_with_the_checkpoint(tmp_path):
 
     last = json.loads((run / "checkpoints" / "step_256.json").read_text())
     assert last["snapshots"] == ["snapshots/step_256.zip"]
-    cfg_b = training.resume_config(run / "checkpoints" / "step_256.zip", timesteps=384,
+    cfg_b = checkpoints.resume_config(run / "checkpoints" / "step_256.zip", timesteps=384,
                                    out=str(tmp_path / "resumed"), eval_every=0)
-    training.train(cfg_b, log=lambda s: None, callbacks=[Look()])
+    training_run.train(cfg_b, log=lambda s: None, callbacks=[Look()])
     # played from a copy in the resumed run's own folder (its checkpoints name it inside)
     assert seen["paths"] == [str(tmp_path / "resumed" / "snapshots" / "step_256.zip")]
     saved = [s["eval_diff"] for s in last["league"]]          # evaluated at 256: numbers
     assert None not in saved and np.allclose(seen["diffs"], saved)
     (run / "snapshots" / "step_128.zip").unlink()
     with pytest.raises(ValueError, match="snapshot"):
-        training.resume_config(run / "checkpoints" / "step_128.zip", out=str(tmp_path / "r3"))
+        checkpoints.resume_config(run / "checkpoints" / "step_128.zip", out=str(tmp_path / "r3"))
 
 
 @pytest.mark.parametrize("field,value", [
@@ -517,9 +518,9 @@ def test_export_for_play_keeps_the_policy_and_drops_the_optimizer_state(tmp_path
     from agents.registry import make_agent
 
     cfg = tiny(tmp_path, timesteps=256)
-    model = training.train(cfg, log=lambda *a: None)
+    model = training_run.train(cfg, log=lambda *a: None)
     src = tmp_path / "run" / "final.zip"
-    dst = training.export_for_play(src, tmp_path / "play.zip")
+    dst = checkpoints.export_for_play(src, tmp_path / "play.zip")
     assert dst.stat().st_size < src.stat().st_size
     env = make_env(cfg, seed=9, monitor=False)
     obs, masks = env.reset(), env.action_masks()
@@ -534,7 +535,7 @@ def one_checkpoint(tmp_path_factory):
     """A run folder with a league snapshot and a checkpoint at 128 steps (made once)."""
     tmp = tmp_path_factory.mktemp("ck")
     cfg = tiny(tmp, checkpoint_every=128, snapshot_every=128, timesteps=128)
-    training.train(cfg, log=lambda s: None)
+    training_run.train(cfg, log=lambda s: None)
     return tmp / "run"
 
 
@@ -579,7 +580,7 @@ def test_a_missing_or_damaged_part_is_one_line_naming_it(one_checkpoint, tmp_pat
     else:
         part.write_bytes(data)
     with pytest.raises(ValueError, match=words) as err:
-        training.resume_config(ck, out=str(tmp_path / "r"))
+        checkpoints.resume_config(ck, out=str(tmp_path / "r"))
     assert "\n" not in str(err.value)
     from agents.cli import main
     assert main(["train", "--resume", str(ck), "--out", str(tmp_path / "r2")]) == 2
@@ -601,8 +602,8 @@ def test_an_older_checkpoints_rng_pt_resumes_with_weights_only(one_checkpoint, t
         return real(*a, **kw)
 
     monkeypatch.setattr(torch, "load", spy)
-    cfg = training.resume_config(ck, out=str(tmp_path / "r"), timesteps=128)
-    training.train(cfg, log=lambda s: None)
+    cfg = checkpoints.resume_config(ck, out=str(tmp_path / "r"), timesteps=128)
+    training_run.train(cfg, log=lambda s: None)
     assert modes and all(m is True for m in modes)
 
 
@@ -617,8 +618,8 @@ def test_crafted_checkpoint_and_snapshot_zips_run_nothing_on_resume(one_checkpoi
     for z in (ck, snap):
         craft(z, tmp_path / "evil.zip", marker)
         (tmp_path / "evil.zip").replace(z)
-    cfg = training.resume_config(ck, out=str(tmp_path / "r"), timesteps=256)
-    model = training.train(cfg, log=lambda s: None)
+    cfg = checkpoints.resume_config(ck, out=str(tmp_path / "r"), timesteps=256)
+    model = training_run.train(cfg, log=lambda s: None)
     assert model.num_timesteps == 256 and not marker.exists()
     assert league_of(model.get_env()).snapshot_paths()[0] == \
         str(tmp_path / "r" / "snapshots" / snap.name)           # copied into the new run
