@@ -1,8 +1,9 @@
 """SearchAgent: one-step rollout search over a core bot, with the core as its simulator.
 
 Per call (agents/base.py SeatView: every table of the batch where it holds a ready seat):
-- the base move: the base bot's move for the seat (agents/python_policies.py, the core bot's
-  rule: nertz_env/core/policies.py);
+- the base move: the base bot's move for the seat, by the core bot's rule on the engine's
+  state (nertz_env/core/policies.py scored_moves, all rows in one numba call; the move
+  agents/python_policies.py computes from the seat's observation, tests/search);
 - candidates: the seat's legal moves under `useful-shifts` (agents/constraints.py: no River
   shifts back and forth), Wait only where the base waits, the base move always; fewer than
   two: the base move, no search;
@@ -31,6 +32,7 @@ import numpy as np
 from nertz_env.bot_specs import parse_bot
 from nertz_env.core.codec import WAIT
 from nertz_env.core.fork import allocate_rollouts, rollout, state_pairs
+from nertz_env.core.policies import scored_moves
 from nertz_env.core.state import make_params
 from nertz_env.core.worlds import BELIEFS, fork_worlds, world_seeds
 
@@ -106,7 +108,8 @@ class SearchAgent(Agent):
         the worlds, and the move the deviation rule chooses (choose). Rows with fewer than
         two candidates are not searched: the base move alone, gain 0, not counted."""
         obs, masks = np.asarray(view.observations), np.asarray(view.masks)
-        base = self.base.act_batch(obs, masks)
+        base = scored_moves(view.state, view.config, view.rows, view.seats, masks,
+                            self.base.knobs)
         cands = self.candidates(obs, masks, base)
         zero = np.zeros(1)
         out = [SearchResult((int(base[r]),), zero, zero, int(base[r]), False)

@@ -24,7 +24,7 @@ from numba import njit
 from ..encoding import MAX_RIVER, NO_CARD, SRC_NERTZ, SRC_RIVER0, SRC_WASTE
 from .codec import (KIND_BUILD, KIND_CALL, KIND_FLIP, KIND_LAKE, KIND_SHIFT, KIND_WAIT,
                     N_ACTIONS, WAIT, build_id, decode)
-from .rules import can_build_on, random_below, rank, suit
+from .rules import available_card, can_build_on, random_below, rank, suit
 
 POLICY_RANDOM, POLICY_SCORED, POLICY_EXTERNAL = 0, 1, 2
 
@@ -190,3 +190,41 @@ def new_policy_arrays(n_tables: int, n_seats: int):
     """kinds (all random) and zero knobs, the shapes the kernels take."""
     return (np.zeros((n_tables, n_seats), np.int8),
             np.zeros((n_tables, n_seats, N_KNOBS), np.int64))
+
+
+# ---------------------------------------------------------------------------- one seat a row
+@njit(cache=True, error_model="numpy", _nrt=False)
+def scored_rows(nertz, nertz_n, stream, waste_n, river, river_n, teams, masks, knobs, avail,
+                n_src, out):
+    """out[k] = the scored bot's move for row k: team teams[k] at row k of the (gathered)
+    state arrays, the seat's legal moves masks[k, 0] and knobs[k, 0]; avail an [n, T, 8]
+    buffer like scr.avail (its first n_src sources written: every team's cards, R9)."""
+    n_teams = avail.shape[1]
+    for k in range(out.shape[0]):
+        for t in range(n_teams):
+            for src in range(n_src):
+                avail[k, t, src] = available_card(nertz, nertz_n, stream, waste_n, river,
+                                                  river_n, k, t, src)
+        out[k] = pick_scored(masks, avail, river, river_n, k, 0, teams[k], knobs)
+
+
+def scored_moves(st, config, rows, seats, masks, knobs) -> np.ndarray:
+    """int64 [n]: the POLICY_SCORED bot's move (knob vector knobs, [N_KNOBS]) for seat seats[k]
+    of table rows[k] of state st (a NertzState of RulesConfig config), whose legal moves are
+    masks[k] ([n, N_ACTIONS]): the bots' rule of this module on the engine's state, the move
+    agents/python_policies.py computes from the seat's observation (tests/search)."""
+    rows = np.asarray(rows, np.int64)
+    seats = np.asarray(seats, np.int64)
+    n = rows.shape[0]
+    masks = np.asarray(masks)
+    if masks.shape != (n, N_ACTIONS):
+        raise ValueError(f"masks must be [{n}, {N_ACTIONS}] (one legal-move mask a row), got "
+                         f"{masks.shape}")
+    seat_team = np.asarray(config.seat_team, np.int64)
+    kn = np.broadcast_to(np.asarray(knobs, np.int64).reshape(1, 1, N_KNOBS), (n, 1, N_KNOBS))
+    avail = np.full((n, config.num_teams, 8), NO_CARD, np.int8)    # scr.avail's row shape
+    out = np.empty(n, np.int64)
+    scored_rows(st.nertz[rows], st.nertz_n[rows], st.stream[rows], st.waste_n[rows],
+                st.river[rows], st.river_n[rows], seat_team[seats],
+                masks.reshape(n, 1, N_ACTIONS), kn, avail, SRC_RIVER0 + config.river_size, out)
+    return out
