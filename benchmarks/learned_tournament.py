@@ -53,7 +53,19 @@ def kernel_at(rev: str, tmp: Path):
     spec = importlib.util.spec_from_file_location("agents.learned._core_play_at_rev", path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
+    module.Stack = _old_names(module.Stack)
     return module
+
+
+def _old_names(stack_class):
+    """The Stack of a kernel from before NumpyPolicy's layers were public (its `_layers`
+    and `_head_out`, now `hidden_layers` and `action_weight`) reads them under the old names
+    (given on the policies it stacks; a Stack of today reads neither)."""
+    def stack(picks):
+        for policy, _ in picks:
+            policy._layers, policy._head_out = policy.hidden_layers, policy.action_weight
+        return stack_class(picks)
+    return stack
 
 
 def main(argv=None) -> int:

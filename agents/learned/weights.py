@@ -429,7 +429,6 @@ class NumpyPolicy:
         self.action_weight = np.ascontiguousarray(arrays["action_weight"])
         self.action_bias = arrays["action_bias"]
         self._head = (self.action_weight.T.copy(), self.action_bias)   # logits' [width, actions]
-        self._layers, self._head_out = self.hidden_layers, self.action_weight  # old kernels' names
         self._rng = np.random.default_rng(seed)
 
     @classmethod

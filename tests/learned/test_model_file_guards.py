@@ -264,7 +264,7 @@ def test_members_naming_one_model_share_it(src, tmp_path, monkeypatch):
     drawn = make_agent(f"learned:family={tmp_path / FILE},deterministic=false", seed=5)
     q = drawn.policies
     assert len(calls) == 1 and q[0] is not q[1]
-    assert q[0]._layers[0][0] is q[1]._layers[0][0] is q[2]._layers[0][0]
+    assert q[0].hidden_layers[0][0] is q[1].hidden_layers[0][0] is q[2].hidden_layers[0][0]
     assert q[0]._rng is not q[1]._rng
 
 
