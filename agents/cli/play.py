@@ -64,7 +64,8 @@ def add_parser(sub) -> argparse.ArgumentParser:
                               "--tick-ms 100\n"
                               "  nertz play --human --teams 3 --against learned:teams=4,greedy "
                               "--tick-ms 600 --speeds 1,2,2\n"
-                              "  nertz play --human --terminal --teams 2 --against greedy",
+                              "  nertz play --human --terminal --teams 2 --against greedy\n"
+                              "  nertz play --human --teams 2 --against search --level expert",
                        formatter_class=argparse.RawDescriptionHelpFormatter)
     add_rules(p)
     p.add_argument("--every", type=int_at_least(1), default=100,
@@ -80,8 +81,8 @@ def add_parser(sub) -> argparse.ArgumentParser:
     h.add_argument("--against", default="", metavar="SPECS",
                    help="agents at the other seats: one spec for all, or one per seat in seat "
                         "order, comma separated (random, greedy, heuristic[:style=S], learned, "
-                        "ppo:PATH; default: the --level's bot, heuristic with --speeds "
-                        "or --terminal)")
+                        "ppo:PATH, search[:OPTIONS]; default: the --level's bot, heuristic "
+                        "with --speeds or --terminal)")
     h.add_argument("--seat", type=int_at_least(0), default=None,
                    help="your seat (default 0); seats are numbered team by team")
     h.add_argument("--level", choices=list(LEVELS), default=None,

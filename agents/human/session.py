@@ -7,6 +7,12 @@
   every agent's move (`bot_moves`), then `table.step`. A `Recorder` (nertz_env/replay) is
   attached to the engine before the deal, so the hand ends with a replay file that plays
   back exactly.
+- An agent that sees its seat's information of the engine state (agents/base.py SeatView,
+  `seat_view`: a `search:` agent) plays here as in the arena's Python loop (agents/arena/
+  seat_loop.py): the session keeps the table's public memory (nertz_env/core/memory.py:
+  remembered afresh at the deal, updated after every tick) and calls act_view with a view of
+  its seats; its deal key (the seeds of its draws) is a one-way hash of the table's generator
+  key after the deal, so it follows the session's seed and says nothing of the cards.
 - A move the person asks for is checked at once against the current position: a legal one
   is queued for the next tick, anything else is refused with the rule that forbids it
   (nertz_env/table/explain.py). Positions change only at ticks, under one lock, so a queued
@@ -26,6 +32,7 @@ import numpy as np
 
 from nertz_env.actions import Move
 from nertz_env.config import RulesConfig
+from nertz_env.core.memory import allocate_memory, init_memory, update_memory
 from nertz_env.envs.opponents import for_table
 from nertz_env.engine import Engine
 from nertz_env.envs.seats import SeatDriver
@@ -33,7 +40,7 @@ from nertz_env.replay import SUFFIX, Recorder
 from nertz_env.table.explain import explain_illegal, hand_over_reason
 from nertz_env.table.table import Table
 
-from ..base import Pair, pair_at_solo_error
+from ..base import Agent, Pair, SeatView, pair_at_solo_error
 
 PERSON = "person"
 LOG_LINES = 60
@@ -74,6 +81,12 @@ def check_out_path(path: Path, option: str, create_folder: bool = False) -> None
     except OSError as err:
         raise ValueError(f"{where}: cannot write in its folder {str(folder)!r} "
                          f"({err.strerror or err})") from None
+
+
+def sees_seat(agent) -> bool:
+    """Whether the agent is played with act_view (agents/base.py SeatView), as the arena's
+    Python loop decides it."""
+    return isinstance(agent, Agent) and bool(agent.seat_view)
 
 
 class PlaySession:
@@ -144,6 +157,13 @@ class PlaySession:
         self.engine = self.table.engine
         self._driver = SeatDriver(self.engine)
         self._bot_at = dict(zip(self.bot_seats, self.bots))
+        self.memory = self.deal_keys = None     # kept only for an agent with a seat view
+        if any(sees_seat(bot) for bot in self.bots):
+            st = self.engine.state
+            self.memory = allocate_memory(config, 1)
+            init_memory(st, self.memory)
+            self.deal_keys = np.array([np.random.SeedSequence(int(st.rng[0]))
+                                       .generate_state(1, np.uint64)[0]], np.uint64)
         self.team = config.seat_team[seat]
         self.queued = None                    # the person's move for the next tick (a Move)
         self.queued_tick = None               # the tick whose position it was checked on
@@ -179,8 +199,9 @@ class PlaySession:
     def bot_moves(self) -> dict:
         """seat -> Move of every agent seat that has a choice (a busy seat only waits), through
         the one seat driver (nertz_env/envs/seats.py): one gather of those seats' observations
-        and legal moves, one act_batch (or `act` per seat) per agent over the seats it holds,
-        the ids checked once (legality is the engine's rule, R31)."""
+        and legal moves, one act_batch (or `act` per seat; act_view with a SeatView for an
+        agent that sees its seat's information) per agent over the seats it holds, the ids
+        checked once (legality is the engine's rule, R31)."""
         masks = self.engine.masks[0]
         need = [s for s in self.bot_seats if masks[s].sum() > 1]
         if not need:
@@ -195,7 +216,11 @@ class PlaySession:
         for rows in held.values():
             bot, k = self._bot_at[need[rows[0]]], np.array(rows)
             name = self.agents[need[rows[0]]]
-            if callable(getattr(bot, "act_batch", None)):
+            if sees_seat(bot):
+                ids = bot.act_view(SeatView(self.config, self.engine.state, self.memory,
+                                            self.deal_keys, rows_t[k], rows_s[k], obs[k],
+                                            legal[k]))
+            elif callable(getattr(bot, "act_batch", None)):
                 ids = bot.act_batch(obs[k], legal[k])
             else:
                 ids = [bot.act(o, m) for o, m in zip(obs[k], legal[k])]
@@ -218,6 +243,8 @@ class PlaySession:
             if mine is not None and self.table.is_legal(self.seat, mine):
                 moves[self.seat] = mine
             res = self.table.step(moves)
+            if self.memory is not None:
+                update_memory(self.engine.state, self.memory)   # the tick's public events
             self.last_moves = {s: str(m) for s, m in moves.items()}
             for s in sorted(moves):
                 m = moves[s]
