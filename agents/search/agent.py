@@ -80,9 +80,9 @@ class SearchAgent(Agent):
                                   np.asarray(action_mask)[None])[0])
 
     def act_batch(self, observations, action_masks) -> np.ndarray:
-        raise ValueError(f"agent {self.name!r} searches the table and plays only where the "
-                         "arena passes it a seat view (nertz tournament, nertz experiment); "
-                         "not as an env opponent or at the human table yet")
+        raise ValueError(f"agent {self.name!r} searches the table and plays only where it is "
+                         "passed a seat view (nertz tournament, nertz experiment, nertz play "
+                         "--human); not as an env opponent yet")
 
     def candidates(self, obs, masks, base) -> list:
         """Per row: the candidate moves (base first), as in the module docstring."""
