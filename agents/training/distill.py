@@ -1,0 +1,192 @@
+"""Distillation for expert iteration (issue 42 item 4): the lean policy network, warm-started
+from a safe-format model, supervised on search's labels (agents/training/labels.py).
+
+The loss, per mini-batch of labelled rows (every row: a position the net visited where its
+constrained mask left two or more moves):
+- *search's move where it deviates with evidence* (`targets`): on a searched row, the best
+  candidate the net may play (its constrained mask) gains more than the net's own move by
+  more than `margin` and more than `z` standard errors of that difference; the target is
+  that candidate (cross-entropy). The difference's standard error: where either move is the
+  base move, the paired one search measured; otherwise sqrt(se_a^2 + se_b^2) (the two gains'
+  errors as if independent: common random numbers make the true one smaller, so the rule is
+  cautious). A row where the net's move is not a candidate (Wait where the base does not
+  wait) has no target.
+- *keep what PPO learned* elsewhere and everywhere: `kl` x KL(anchor || net) over the legal
+  moves, the anchor the frozen starting network.
+Loss = (sum of the targets' cross-entropies + kl x sum of every row's KL) / batch rows.
+
+The network is the shipped `learned`'s architecture (agents/learned/weights.py: Linear+Tanh
+layers, a masked action head), so the result is written in the safe format (`ppo:NAME.npz`
+plays it, under the constraint of the model it started from). Rows of deals with deal % 10 ==
+0 are held out (`holdout`): before/after figures of agreement with the targets and of the KL
+elsewhere. Deterministic: one torch thread, mini-batches drawn from a generator seeded with
+`seed`; same labels, same seed, same weights.
+"""
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+
+from agents.learned.weights import load_weights, save_weights
+from nertz_env.actions import N_ACTIONS
+from nertz_env.core.observe import OBS_DIM
+from nertz_env.optional import require
+
+from .lean_policy import masked_logp, policy_arrays
+
+torch = require("torch", "train", "distillation from search labels")
+
+
+class DistillConfig(NamedTuple):
+    epochs: int = 4
+    batch: int = 1024
+    lr: float = 1e-4
+    kl: float = 1.0          # weight of KL(anchor || net) on every row
+    z: float = 1.0           # evidence: the gain over the net's move > z standard errors
+    margin: float = 0.0      # ... and > margin points
+    seed: int = 0
+
+    def check(self) -> "DistillConfig":
+        for name in ("epochs", "batch"):
+            v = getattr(self, name)
+            if isinstance(v, bool) or not isinstance(v, int) or v < 1:
+                raise ValueError(f"distill {name}={v!r} must be an int >= 1")
+        for name in ("lr", "kl", "z", "margin"):
+            v = getattr(self, name)
+            if not isinstance(v, (int, float)) or not np.isfinite(v) or v < 0 \
+                    or (name == "lr" and v == 0):
+                raise ValueError(f"distill {name}={v!r} must be a finite number "
+                                 f"{'> 0' if name == 'lr' else '>= 0'}")
+        return self
+
+
+def targets(labels: dict, z: float = 1.0, margin: float = 0.0) -> np.ndarray:
+    """int64 [n]: per row the move search's evidence pushes the net toward, -1 where none
+    (module docstring)."""
+    cand = labels["candidates"].astype(np.int64)
+    n, K = cand.shape
+    legal = np.unpackbits(labels["legal"], axis=1, count=N_ACTIONS).astype(bool)
+    rows = np.arange(n)[:, None]
+    ok = (cand >= 0) & legal[rows, np.maximum(cand, 0)] & labels["searched"][:, None]
+    gain = np.where(ok, labels["gains"].astype(np.float64), -np.inf)
+    best = gain.argmax(axis=1)
+    net = labels["net_move"].astype(np.int64)
+    at = cand == net[:, None]
+    has = at.any(axis=1) & ok.any(axis=1)
+    j = at.argmax(axis=1)
+    r = np.arange(n)
+    diff = gain[r, best] - np.where(has, labels["gains"][r, j], 0.0)
+    se_b, se_n = labels["se"][r, best].astype(np.float64), labels["se"][r, j].astype(np.float64)
+    se = np.where(best == 0, se_n, np.where(j == 0, se_b, np.hypot(se_b, se_n)))
+    push = has & (best != j) & (diff > margin) & (diff > z * se)
+    return np.where(push, cand[r, best], -1)
+
+
+def load_actor(path):
+    """(the actor: torch Linear+Tanh layers and the head, the model's meta) of a safe-format
+    model; ValueError unless it is a tanh MLP with a masked head of this game's sizes."""
+    meta, arrays = load_weights(path)
+    arch = meta["architecture"]
+    if arch["activation"] != "tanh" or arch["action_net"] != "masked" \
+            or meta["observation_size"] != OBS_DIM or meta["action_size"] != N_ACTIONS:
+        raise ValueError(f"init {str(path)!r}: distillation takes a tanh MLP with a masked "
+                         f"head over {OBS_DIM} observations and {N_ACTIONS} moves (learned's)")
+    sizes = [OBS_DIM, *arch["hidden"]]
+    layers = []
+    for i, (a, b) in enumerate(zip(sizes, sizes[1:])):
+        layers += [_linear(arrays[f"hidden{i}_weight"], arrays[f"hidden{i}_bias"]),
+                   torch.nn.Tanh()]
+    layers.append(_linear(arrays["action_weight"], arrays["action_bias"]))
+    return torch.nn.Sequential(*layers), meta
+
+
+def _linear(w, b):
+    m = torch.nn.Linear(w.shape[1], w.shape[0])
+    with torch.no_grad():
+        m.weight.copy_(torch.from_numpy(np.asarray(w, np.float32)))
+        m.bias.copy_(torch.from_numpy(np.asarray(b, np.float32)))
+    return m
+
+
+def _loss(actor, anchor, obs, legal, target, kl: float):
+    """(the batch's loss, its cross-entropy sum, its KL sum)."""
+    logp = masked_logp(actor, obs, legal)
+    with torch.no_grad():
+        logp0 = masked_logp(anchor, obs, legal)
+    p0 = logp0.exp()
+    kls = torch.where(legal, p0 * (logp0 - logp), torch.zeros_like(logp)).sum(dim=1)
+    has = target >= 0
+    ce = -logp[has, target[has]].sum() if bool(has.any()) else logp.sum() * 0.0
+    return (ce + kl * kls.sum()) / len(obs), float(ce.detach()), float(kls.sum().detach())
+
+
+def measure(actor, anchor, obs, legal, target) -> dict:
+    """Agreement with the targets (the net's most probable legal move), the mean probability
+    of the target, and, on rows without one, the mean KL to the anchor and the share of rows
+    whose most probable move changed."""
+    with torch.no_grad():
+        logp, logp0 = masked_logp(actor, obs, legal), masked_logp(anchor, obs, legal)
+    has = target >= 0
+    top, top0 = logp.argmax(dim=1), logp0.argmax(dim=1)
+    p0 = logp0.exp()
+    kls = torch.where(legal, p0 * (logp0 - logp), torch.zeros_like(logp)).sum(dim=1)
+    out = {"rows": int(len(obs)), "targets": int(has.sum())}
+    if bool(has.any()):
+        out["target_agreement"] = float((top[has] == target[has]).float().mean())
+        out["target_prob"] = float(logp[has, target[has]].exp().mean())
+    rest = ~has
+    if bool(rest.any()):
+        out["kl_elsewhere"] = float(kls[rest].mean())
+        out["changed_elsewhere"] = float((top[rest] != top0[rest]).float().mean())
+    return out
+
+
+def distill(labels: dict, init, cfg: DistillConfig = DistillConfig(), log=None) -> tuple:
+    """(the trained actor, its starting meta, figures): `cfg.epochs` passes over the labels'
+    training rows from the model at `init` (module docstring)."""
+    cfg = cfg.check()
+    actor, meta = load_actor(init)
+    anchor, _ = load_actor(init)
+    for p in anchor.parameters():
+        p.requires_grad_(False)
+    obs = torch.from_numpy(np.ascontiguousarray(labels["obs"], np.float32))
+    legal = torch.from_numpy(np.unpackbits(labels["legal"], axis=1, count=N_ACTIONS)
+                             .astype(bool))
+    target = torch.from_numpy(targets(labels, cfg.z, cfg.margin))
+    held = torch.from_numpy(labels["deal"] % 10 == 0)
+    train_rows = np.flatnonzero(~held.numpy())
+    ev = lambda: measure(actor, anchor, obs[held], legal[held], target[held])  # noqa: E731
+    figures = {"train_rows": int(train_rows.size), "train_targets":
+               int((target.numpy()[train_rows] >= 0).sum()), "before": ev(), "epochs": []}
+    opt = torch.optim.Adam(actor.parameters(), lr=cfg.lr)
+    rng = np.random.default_rng(cfg.seed)
+    for epoch in range(cfg.epochs):
+        order = train_rows[rng.permutation(train_rows.size)]
+        ce_sum = kl_sum = 0.0
+        for lo in range(0, order.size, cfg.batch):
+            idx = torch.from_numpy(order[lo:lo + cfg.batch])
+            loss, ce, kl = _loss(actor, anchor, obs[idx], legal[idx], target[idx], cfg.kl)
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            ce_sum, kl_sum = ce_sum + ce, kl_sum + kl
+        row = {"epoch": epoch + 1, "ce_per_row": ce_sum / max(order.size, 1),
+               "kl_per_row": kl_sum / max(order.size, 1), "holdout": ev()}
+        figures["epochs"].append(row)
+        if log:
+            log(f"distill epoch {epoch + 1}: {row}")
+    figures["after"] = figures["epochs"][-1]["holdout"] if figures["epochs"] else ev()
+    return actor, meta, figures
+
+
+def save_distilled(actor, start_meta: dict, path, provenance: dict):
+    """The actor in the safe format at path (NAME.npz + NAME.json), under the constraint of
+    the model it started from; returns the .npz's path."""
+    from pathlib import Path
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    hidden = start_meta["architecture"]["hidden"]
+    meta, arrays = policy_arrays(actor, hidden, OBS_DIM, N_ACTIONS, provenance, None, None)
+    if start_meta.get("constraint"):
+        meta["constraint"] = start_meta["constraint"]
+    return save_weights(path, meta, arrays)[0]

@@ -1,0 +1,204 @@
+"""Expert iteration (issue 42 item 4): search labels the positions the current network visits,
+the network is distilled on search's targets, the new network plays the next generation.
+
+    python -m train.expert_iteration --out runs/expit --generations 3
+    python -m train.expert_iteration --out runs/expit --resume          # after a stop
+
+Per generation g (OUT/genG/):
+1. labels/FORMAT/: the current network (generation 0: --init, the model plain `learned` plays at
+   the default rules) plays --formats (FORMAT:DEALS, agents/training/labels.py FORMATS) on
+   fresh deals (seed --seed x 1000 + g) and `--search` labels every decision where it had a
+   choice (agents/training/labels.py), on --workers processes or on Ray (--ray);
+2. model.npz/.json: the network distilled on those labels (agents/training/distill.py:
+   search's move where it deviates by more than --z standard errors, KL --kl to the network
+   it started from everywhere), in the safe format; distill.json its figures;
+3. judge.json: the new network against the previous one head to head at 2 solo teams on
+   --judge-deals fresh duplicate deals (agents/judging/head_to_head.py, seed --judge-seed +
+   g), points per hand with the 95% interval over deals.
+It stops after --generations, or when a generation does not beat the last (the interval's
+low end <= 0). Every step's files are written whole; --resume skips the finished steps of
+the same options (OUT/expert_iteration.json records them; other options are refused, one
+line naming the first that differs). Needs the [train] extra (torch).
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+PROG = "python -m train.expert_iteration"
+DEFAULT_INIT = "agents/learned/models/learned_stacking.npz"
+RECORD = "expert_iteration.json"
+OPTIONS = ("init", "formats", "search", "opponent", "seed", "block", "stride", "epochs",
+           "batch", "lr", "kl", "z", "margin", "judge_deals", "judge_seed")
+
+
+def parser():
+    from train.common import ScriptParser
+    p = ScriptParser(prog=PROG, description=__doc__.split("\n\n")[0])
+    p.add_argument("--out", required=True, help="the run's folder (new or empty, or --resume)")
+    p.add_argument("--resume", action="store_true", help="go on with a run of the same options")
+    p.add_argument("--init", default=DEFAULT_INIT, help="generation 0 (a safe-format .npz)")
+    p.add_argument("--generations", type=int, default=3, help="at most this many generations")
+    p.add_argument("--formats", default="2teams:1000,4teams:250",
+                   help="FORMAT:DEALS,... labelled per generation (2teams, 4teams, 4teams-self)")
+    p.add_argument("--search", default="search", help="the expert's agent spec")
+    p.add_argument("--opponent", default="learned", help="the 2teams format's opponent")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--block", type=int, default=16, help="deals per labels shard")
+    p.add_argument("--stride", type=int, default=4, help="keep 1 in N unsearched rows")
+    p.add_argument("--workers", type=int, default=1, help="labelling processes")
+    p.add_argument("--ray", default=None, metavar="ADDRESS",
+                   help="label on Ray (auto, an address, or local for a local instance)")
+    p.add_argument("--epochs", type=int, default=4)
+    p.add_argument("--batch", type=int, default=1024)
+    p.add_argument("--lr", type=float, default=1e-4)
+    p.add_argument("--kl", type=float, default=1.0, help="weight of KL to the starting net")
+    p.add_argument("--z", type=float, default=1.0, help="standard errors of evidence")
+    p.add_argument("--margin", type=float, default=0.0, help="points of evidence")
+    p.add_argument("--judge-deals", type=int, default=500)
+    p.add_argument("--judge-seed", type=int, default=7000)
+    return p
+
+
+def parse_formats(text: str) -> dict:
+    from agents.training.labels import FORMATS
+    out = {}
+    for item in text.split(","):
+        fmt, _, n = item.strip().partition(":")
+        if fmt not in FORMATS or not n.isdigit() or int(n) < 1 or fmt in out:
+            raise ValueError(f"--formats item {item!r} must be FORMAT:DEALS, FORMAT one of "
+                             f"{', '.join(FORMATS)} (each once), DEALS an int >= 1")
+        out[fmt] = int(n)
+    return out
+
+
+def check(args) -> dict:
+    """The record of the run's options; ValueError (one line) for a bad one, before any work."""
+    from agents.training.distill import DistillConfig
+    from agents.training.labels import check_net
+    parse_formats(args.formats)
+    for name in ("generations", "block", "stride", "workers", "judge_deals"):
+        if getattr(args, name) < 1:
+            raise ValueError(f"--{name.replace('_', '-')} must be an int >= 1")
+    for name in ("seed", "judge_seed"):
+        if getattr(args, name) < 0:
+            raise ValueError(f"--{name.replace('_', '-')} must be an int >= 0")
+    DistillConfig(args.epochs, args.batch, args.lr, args.kl, args.z, args.margin).check()
+    args.init = str(Path(check_net(args.init)).resolve())
+    from agents.registry import make_agent
+    make_agent(args.search, seed=0)
+    make_agent(args.opponent, seed=0)
+    return {k: getattr(args, k) for k in OPTIONS}
+
+
+def check_record(out: Path, rec: dict, resume: bool) -> None:
+    import json
+    p = out / RECORD
+    if not resume:
+        if out.exists() and (not out.is_dir() or any(out.iterdir())):
+            raise ValueError(f"--out {str(out)!r} is not a new or empty folder (give --resume "
+                             "to go on with its run)")
+        return
+    if not p.is_file():
+        raise ValueError(f"--resume: {str(p)!r} is missing: no run to go on with")
+    old = json.loads(p.read_text())
+    for k in OPTIONS:
+        if old.get(k) != rec[k]:
+            raise ValueError(f"--resume: --{k.replace('_', '-')} was {old.get(k)!r} in this "
+                             f"run, now {rec[k]!r}")
+
+
+def log(msg: str) -> None:
+    print(f"[{time.strftime('%H:%M:%S')}] {msg}", flush=True)
+
+
+def generation(out: Path, g: int, prev: str, args, rec: dict) -> dict:
+    """Labels, distillation and judgement of generation g (each skipped when done)."""
+    from agents.judging.head_to_head import head_to_head
+    from agents.training.distill import DistillConfig, distill, save_distilled
+    from agents.training.labels import read_labels, write_labels
+    from nertz_env.files import json_loads_bounded, read_capped, write_json
+    gdir = out / f"gen{g}"
+    gdir.mkdir(parents=True, exist_ok=True)
+    labels, fm = gdir / "labels", parse_formats(args.formats)
+    for fmt, deals in fm.items():                  # labels/FORMAT/: each whole or absent
+        if (labels / fmt / "labels.json").is_file():
+            continue
+        log(f"gen{g}: labelling {fmt} ({deals} deals) with {prev}")
+        write_labels(labels / fmt, prev, formats=[fmt], deals=deals,
+                     seed=args.seed * 1000 + g, search=args.search, opponent=args.opponent,
+                     block=args.block, stride=args.stride, workers=args.workers,
+                     executor="local" if args.ray is None else "ray",
+                     ray_address=None if args.ray in (None, "local") else args.ray, log=log)
+    model = gdir / "model.npz"
+    if not (gdir / "distill.json").is_file():
+        lab, infos = merged([read_labels(labels / fmt) for fmt in fm])
+        log(f"gen{g}: distilling on {len(lab['net_move'])} rows")
+        cfg = DistillConfig(args.epochs, args.batch, args.lr, args.kl, args.z, args.margin,
+                            args.seed + g)
+        actor, meta, fig = distill(lab, prev, cfg, log=log)
+        save_distilled(actor, meta, model, {"algorithm": "expert_iteration", "generation": g,
+                                            "init": prev, "labels": str(labels),
+                                            "label_rows": int(len(lab["net_move"])),
+                                            "observation": "nertz_v0", "search": args.search})
+        write_json(gdir / "distill.json", {"generation": g, "init": prev, "labels": infos,
+                                           "config": cfg._asdict(), "figures": fig})
+    judge = gdir / "judge.json"
+    if not judge.is_file():
+        log(f"gen{g}: judging against {prev} on {args.judge_deals} deals")
+        row = head_to_head(f"ppo:{model}", f"ppo:{prev}", args.judge_deals,
+                           args.judge_seed + g)
+        write_json(judge, row)
+    row = json_loads_bounded(read_capped(judge, 1 << 20, "judgement"), str(judge))
+    log(f"gen{g}: {row['diff']:+.2f} [{row['ci_low']:+.2f}, {row['ci_high']:+.2f}] points "
+        "per hand against the previous generation")
+    return row
+
+
+def merged(parts) -> tuple:
+    import numpy as np
+    infos = [{k: i[k] for k in ("formats", "deals", "rows", "seed", "net_sha256")}
+             for i, _ in parts]
+    keys = parts[0][1].keys()
+    K = max(p["candidates"].shape[1] for _, p in parts)
+    out = {}
+    for k in keys:
+        arrs = [p[k] for _, p in parts]
+        if k in ("candidates", "gains", "se"):
+            fill = -1 if k == "candidates" else 0
+            arrs = [np.pad(a, ((0, 0), (0, K - a.shape[1])), constant_values=fill) for a in arrs]
+        out[k] = np.concatenate(arrs)
+    return out, infos
+
+
+def main(argv=None) -> int:
+    args = parser().parse_args(argv)
+    out = Path(args.out)
+    try:
+        rec = check(args)
+        check_record(out, rec, args.resume)
+    except ValueError as err:
+        print(f"{PROG}: error: {err}", file=sys.stderr)
+        return 2
+    import torch
+    from nertz_env.files import write_json
+    torch.set_num_threads(1)
+    out.mkdir(parents=True, exist_ok=True)
+    if not (out / RECORD).is_file():
+        write_json(out / RECORD, {**rec, "command": " ".join([PROG] + list(
+            sys.argv[1:] if argv is None else argv))})
+    best = args.init
+    for g in range(1, args.generations + 1):
+        row = generation(out, g, best, args, rec)
+        if not row["ci_low"] > 0:
+            log(f"stopped after generation {g}: it does not beat generation {g - 1}")
+            break
+        best = str((out / f"gen{g}" / "model.npz").resolve())
+    log(f"best model: {best}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
