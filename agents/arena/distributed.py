@@ -5,7 +5,9 @@ task (retried by Ray, up to 3 times, when its worker dies) that builds the agent
 spec strings, once per worker process, and plays its block with play_deals. Blocks are merged
 in deal order, so a run equals a local one byte for byte. Agents that sample from their own
 generator (a learned agent with deterministic=false) draw in another order than a local run;
-every other agent's moves depend only on the position, so the files match.
+every other agent's moves depend only on the position, so the files match: a `search:` agent's
+too (agents/search: its draws are seeded from the run's seed, the table's deal key, hand, tick
+and seat, never from where a table sits in a block; tests/arena/test_ray.py).
 
 The only module of the arena that imports ray (through nertz_env.optional, when called).
 """

@@ -154,3 +154,25 @@ def test_a_busy_worker_killed_from_outside_changes_nothing(local_ray, tmp_path):
     assert not run.is_alive() and got, "the run did not finish after the kill"
     for a, b in zip(want, got[0].sorted()):
         assert np.array_equal(a, b)
+
+
+def test_search_agents_on_ray_write_the_local_files(local_ray, tmp_path):
+    """A `search:` agent (a seat view, played by the arena's Python loop, its draws seeded
+    from the run's seed and each table's deal key) built again on every worker: records and
+    files equal a local run's, byte for byte; and it is not its base bot's run."""
+    search = ["search:worlds=2,horizon=5", "heuristic:style=river-builder"]
+    kw = dict(teams=2, deals=4, seed=6, progress=False)
+    local = run_tournament(search, **kw)
+    far = run_tournament(search, executor="ray", block_deals=1, **kw)      # 4 blocks
+    base = run_tournament(search[1:] * 2, **kw)
+    for res, name in ((local, "local"), (far, "ray")):
+        res.write(tmp_path / name, plot=False)
+    for f in ("leaderboard.csv", "pairs.csv", "results.json", "hands.csv"):
+        assert (tmp_path / "local" / f).read_bytes() == (tmp_path / "ray" / f).read_bytes(), f
+    assert not (local.records.score == base.records.score).all()
+    spec = spec_from_dict({"baseline": "heuristic:style=river-builder",
+                           "treatments": {"s": search[0]}, "opponents": ["baseline"],
+                           "teams": [2], "deals": 3, "seed": 2})
+    local = run_experiment(spec, progress=False)
+    far = run_experiment(spec, progress=False, executor="ray", block_deals=2)
+    assert far.rows == local.rows and far.cells == local.cells
