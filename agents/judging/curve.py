@@ -16,9 +16,10 @@ from __future__ import annotations
 import dataclasses
 from pathlib import Path
 
-from nertz_env.files import json_loads_bounded, read_capped, write_json, write_text
+from nertz_env.files import json_loads_bounded, read_capped
 
 from ..arena.tournament import run_tournament
+from . import RowsResult
 
 BASELINE = "heuristic:style=river-builder"
 TABLE_HEAD = ("| teams | N | N/4 | points per hand, N minus N/4 [95% CI] | deals |\n"
@@ -102,26 +103,17 @@ def row_line(r: dict) -> str:
 
 
 @dataclasses.dataclass
-class CurveResult:
+class CurveResult(RowsResult):
     run: str
     deals: int
     seed: int
     rows: list
     command: str = ""
-
-    def table(self) -> str:
-        return "\n".join([TABLE_HEAD] + [row_line(r) for r in self.rows])
-
-    def to_dict(self) -> dict:
-        return {"command": self.command, "run": self.run, "deals": self.deals,
-                "seed": self.seed, "rows": [{k: v for k, v in r.items() if k != "seconds"}
-                                            for r in self.rows]}
+    head, what, stem, row_line = TABLE_HEAD, "run", "curve", staticmethod(row_line)
 
     def write_into(self, folder, plot: bool = False) -> list:
         """curve.json (every row) and curve.md (the table) into `folder`."""
-        folder = Path(folder)
-        return [Path(write_json(folder / "curve.json", self.to_dict())),
-                Path(write_text(folder / "curve.md", self.table() + "\n"))]
+        return self.json_and_table(folder)
 
 
 __all__ = ["CurveResult", "checkpoints", "pairs", "run_curve"]

@@ -20,8 +20,6 @@ from pathlib import Path
 
 import numpy as np
 
-from nertz_env.files import write_json, write_text
-
 from ..arena.effects import cell_effects, plot_forest
 from ..arena.experiment import cell_plan
 from ..arena.experiment_spec import spec_from_dict
@@ -29,6 +27,7 @@ from ..arena.play import MatchPlan, Roster, play_deals
 from ..arena.records import hand_records
 from ..registry import make_agent
 from ..stats import estimators as stats
+from . import RowsResult
 
 BASELINE = "heuristic:style=river-builder"
 # (name, teams, speeds, rules): speeds 'even', 'mixed' (periods 1, 2 alternating by seat) or
@@ -144,34 +143,25 @@ def row_line(r: dict) -> str:
 
 
 @dataclasses.dataclass
-class GridResult:
+class GridResult(RowsResult):
     agents: dict
     deals: int
     seed: int
     rows: list
     command: str = ""
-
-    def table(self) -> str:
-        return "\n".join([TABLE_HEAD] + [row_line(r) for r in self.rows])
+    head, what, stem, row_line = TABLE_HEAD, "agents", "grid", staticmethod(row_line)
 
     def title(self) -> str:
         return (f"one seat among river-builders, against river-builder in that seat; "
                 f"{self.deals} deals per cell, seed {self.seed}")
 
-    def to_dict(self) -> dict:
-        return {"command": self.command, "agents": self.agents, "deals": self.deals,
-                "seed": self.seed, "rows": [{k: v for k, v in r.items() if k != "seconds"}
-                                            for r in self.rows]}
-
     def write_into(self, folder, plot: bool = True) -> list:
         """grid.json (every row), grid.md (the table) and grid.png (plot) into `folder`."""
-        folder = Path(folder)
-        paths = [write_json(folder / "grid.json", self.to_dict()),
-                 write_text(folder / "grid.md", self.table() + "\n")]
+        paths = self.json_and_table(folder)
         if plot:
-            plot_grid(self.rows, folder / "grid.png", self.title())
-            paths.append(folder / "grid.png")
-        return [Path(p) for p in paths]
+            plot_grid(self.rows, Path(folder) / "grid.png", self.title())
+            paths.append(Path(folder) / "grid.png")
+        return paths
 
 
 def run_grid(agents: dict, cells: list, deals: int, seed: int, bar, on_row=None) -> list:
