@@ -34,8 +34,8 @@ re-deal (fork_worlds under the uniform or memory belief), which never reads the 
 arrangement, so permuting the never-seen cards cannot change its move
 (tests/search/test_search_agent.py proves it for `search:`, agents/search). The envs'
 opponents (NertzGymEnv and the vector envs, nertz_env/envs/opponents.py) pass a view too;
-`SeatView` is defined in nertz_env/seat_view.py (re-exported here). The human table passes
-none: `act_batch` is called.
+`SeatView` is defined in nertz_env/core/seat_view.py (re-exported here). The human table
+passes none: `act_batch` is called.
 
 `Pair` (`pair:NERTZ&STREAM`) is two agents sharing a two-player team by role (R4).
 """
@@ -48,7 +48,7 @@ import numpy as np
 
 from nertz_env.core.observe import read_self
 from nertz_env.envs.opponents import for_table
-from nertz_env.seat_view import SeatView  # noqa: F401  (defined in nertz_env: the envs build one)
+from nertz_env.core.seat_view import SeatView  # noqa: F401  (the envs build one too)
 
 
 @runtime_checkable

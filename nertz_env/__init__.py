@@ -12,6 +12,7 @@ from .config import RulesConfig
 from .engine import Engine
 from .table.table import Table, TickResult
 from . import nertz_v0 # noqa: E402  (PettingZoo envs; registers nertz/nertz-v0)
+from . import nertz_v1  # noqa: E402  (the v1 observation; registers nertz/nertz-v1)
 
 import gymnasium as _gymnasium  # noqa: E402
 
@@ -21,6 +22,9 @@ import gymnasium as _gymnasium  # noqa: E402
 if "nertz_env/Nertz-v0" not in _gymnasium.registry:      # importing twice must not re-register
     _gymnasium.register(id="nertz_env/Nertz-v0", entry_point="nertz_env.envs.gym:NertzGymEnv",
                         vector_entry_point="nertz_env.envs.gym_vector:NertzGymVectorEnv")
+# The v1 observation (core/observe_memory.py) is the option observation="v1" of these ids
+# (gymnasium.make("nertz_env/Nertz-v0", observation="v1"), make_vec likewise): a registered
+# "Nertz-v1" would make gymnasium warn every v0 user that v0 is out of date, and v0 is not
 if "nertz_env/NertzSelfPlay-v0" not in _gymnasium.registry:
     _gymnasium.register(id="nertz_env/NertzSelfPlay-v0",
                         vector_entry_point="nertz_env.envs.selfplay:make_selfplay_vector")
@@ -40,6 +44,7 @@ def __getattr__(name):
 
 
 __all__ = ["RulesConfig", "Table", "Move", "TickResult", "Engine", "N_ACTIONS", "nertz_v0",
+           "nertz_v1",
            "NertzGymEnv", "NertzVecEnv", "NertzGymVectorEnv", "NertzSelfPlayVecEnv",
            "NertzSelfPlayGymVectorEnv"]
 __version__ = "0.1.0"

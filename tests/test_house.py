@@ -42,7 +42,7 @@ MAX_TOP = 8
 LAYERS = {
     "nertz_env": {"optional": 0, "encoding": 0, "files": 0, "core": 1, "config": 2, "actions": 2,
                   "bot_specs": 2, "engine": 3, "table": 4, "envs": 5, "replay": 6,
-                  "nertz_v0": 6, "__init__": 7},
+                  "nertz_v0": 6, "nertz_v1": 6, "__init__": 7},
     "agents": {"base": 0, "specs": 0, "python_policies": 1, "bots": 1, "constraints": 1,
                "learned": 2, "search": 2,
                "registry": 3, "stats": 0, "arena": 4, "training": 5, "human": 5,

@@ -49,3 +49,27 @@ def raw_env(**kwargs) -> NertzAECEnv:
 def env(**kwargs):
     """The AEC form with PettingZoo's OrderEnforcingWrapper (reset before step/observe)."""
     return wrappers.OrderEnforcingWrapper(raw_env(**kwargs))
+
+
+# nertz_v1's entry points (nertz_env/nertz_v1.py re-exports them): the same env with the v1
+# observation (v0's vector plus what each seat remembers, core/observe_memory.py)
+def _v1(kwargs: dict) -> dict:
+    if "observation" in kwargs and kwargs["observation"] != "v1":
+        raise ValueError(f"observation={kwargs['observation']!r}: nertz_v1's observation is "
+                         f"'v1' (nertz_v0 gives v0's)")
+    return {**kwargs, "observation": "v1"}
+
+
+def parallel_env_v1(**kwargs) -> NertzParallelEnv:
+    """nertz_v1's ParallelEnv."""
+    return parallel_env(**_v1(kwargs))
+
+
+def raw_env_v1(**kwargs) -> NertzAECEnv:
+    """nertz_v1's AEC form without wrappers."""
+    return raw_env(**_v1(kwargs))
+
+
+def env_v1(**kwargs):
+    """nertz_v1's AEC form with the OrderEnforcingWrapper."""
+    return env(**_v1(kwargs))

@@ -46,6 +46,14 @@ waste top and stock/waste counts, own River in full, the Lake as counts per suit
 next-needed rank, every opponent's available cards and pile counts (seen from the learner's
 team), readiness, tick and team role. Face-down cards never appear.
 
+`observation="v1"`: `Box(-1, 1, (1019,), float32)`, v0's 791 floats followed by what the
+learner's seat remembers of the face-down cards it has seen (`nertz_env/core/observe_memory.py`
+tables the 228-float block: its own Stream cards seen and where they lie, its next flips, the
+cards under its waste and Nertz tops, per opponent the card under its waste top and its next
+flip), from the table's public memory (`core/memory.py`), which the env keeps after every tick
+only where something reads it (v1, or an opponent played with a seat view): v0 play costs what
+it did. `gymnasium.make("nertz_env/Nertz-v0", observation="v1")` gives it too.
+
 ## Rewards
 
 Chosen by `reward=`:
@@ -113,7 +121,12 @@ Stepping after the end changes nothing and repeats the end flags with reward 0.
   predicted action that is illegal now is a `ValueError` (`FrozenPolicy(model,
   on_illegal="wait")` plays it as Wait instead, counted and warned about once). An opponent
   that returns anything but an action id is a `ValueError` naming its seat (this env's
-  generator is then as before the step).
+  generator is then as before the step). An agent with `seat_view = True` (`search:` agents,
+  `agents.registry.make_agent("search:worlds=2,horizon=5")`) is called as
+  `act_view(view)` with a `nertz_env.core.seat_view.SeatView` of this env's real engine, its
+  public memory and deal key (one act_view call per agent and step over all its seats),
+  never act().
+- `observation`: `"v0"` (default) or `"v1"` (see Observation Space).
 - `reward`: `"score"`, `"relative"` or `"win"` (see Rewards).
 - `episode`: `"hand"` or `"game"` (see Episode End).
 - `render_mode`: `None`, `"ansi"` (`render()` returns the `Table` text picture), `"human"`
@@ -140,6 +153,10 @@ episode bookkeeping exactly (not opponents' own internal state); the env also pi
   `final_scores` / `winner`); info lists became int64 arrays; bad actions, seeds and
   reset options are ValueErrors that change nothing. The observation is the PettingZoo env's
   (its Version History: unchanged since the initial release).
+- v1 observation (`observation="v1"`, the PettingZoo env's v1; v0 unchanged byte for byte):
+  v0's vector plus the seat's memory block, 1019 floats; get_state/set_state carry the
+  memory. Opponents played with a seat view (`search:`) came with it; the v0 env plays them
+  too.
 """
 from __future__ import annotations
 
@@ -156,11 +173,13 @@ from .episode import (EPISODES, REWARDS, GameLedger, check_reward, checked_rng_s
 from ..encoding import OVER_TRUNCATED, PLAYING
 from ..bot_specs import CORE_KINDS, core_bot
 from ..core.policies import POLICY_EXTERNAL, POLICY_RANDOM, new_policy_arrays
-from .opponents import FrozenPolicy, as_opponent, for_table, opponents_per_seat
+from .memory_keeper import TableMemory
+from .opponents import (FrozenPolicy, SeatRows, as_opponent, for_table, is_viewer,
+                        opponents_per_seat)
 from .episode import check_options, check_rule_kwargs, check_seed, illegal_move_error
 from .render import render_rgb
 from .seats import PerRow, SeatDriver
-from .spaces import action_space, observation_space
+from .spaces import action_space, check_observation, observation_space
 from ..table.table import Table
 
 MODEL_KINDS = ("ppo", "learned", "rllib")   # agent kinds agents.registry.make_agent builds
@@ -176,11 +195,12 @@ class NertzGymEnv(gymnasium.Env):
 
     def __init__(self, config: RulesConfig | None = None, learner_seat: int = 0,
                  opponents=None, reward: str = "score", render_mode: str | None = None,
-                 episode: str = "hand", **rules):
+                 episode: str = "hand", observation: str = "v0", **rules):
         check_rule_kwargs(rules, ("config", "learner_seat", "opponents", "reward",
-                                  "render_mode", "episode"))
+                                  "render_mode", "episode", "observation"))
         config = env_config(config, rules)
         check_reward(reward, episode)
+        self.observation = check_observation(observation)
         if isinstance(learner_seat, bool) or not isinstance(learner_seat, (int, np.integer)) \
                 or not 0 <= learner_seat < config.num_seats:
             raise ValueError(f"learner_seat={learner_seat!r}: seats are 0..{config.num_seats - 1}")
@@ -194,11 +214,15 @@ class NertzGymEnv(gymnasium.Env):
         self.episode = episode
         self.render_mode = render_mode
         self.others = [s for s in range(config.num_seats) if s != self.learner_seat]
+        self._viewers = {}                  # seat -> an opponent played with a SeatView
         self.opponents = self._check_opponents(opponents)
         self.engine = Engine(config, n_tables=1)
+        # the public memory, only where v1 observations or a viewer read it (memory_keeper.py)
+        self._memory = (TableMemory(self.engine) if observation == "v1" or self._viewers
+                        else None)
         self._driver = SeatDriver(self.engine)
         self._rows_t = np.zeros(len(self.others), np.int64)     # every opponent row: table 0
-        self.observation_space = observation_space()
+        self.observation_space = observation_space(observation)
         self.action_space = action_space()
         self._raise_illegal = config.illegal_move == "raise"
         # reward baseline, game totals/calls/hands (shared with the PettingZoo env: episode.py)
@@ -219,7 +243,12 @@ class NertzGymEnv(gymnasium.Env):
         acts, kinds, knobs = {}, None, None
         for s, (spec, where) in per_seat.items():
             if not isinstance(spec, str):
-                acts[s] = as_opponent(for_table(spec, self.config), where)   # told the rules
+                agent = for_table(spec, self.config)                        # told the rules
+                if is_viewer(agent):
+                    self._viewers[s] = agent
+                    acts[s] = None
+                else:
+                    acts[s] = as_opponent(agent, where)
                 continue
             try:
                 kind, row, _ = core_bot(spec.strip())
@@ -234,7 +263,8 @@ class NertzGymEnv(gymnasium.Env):
             kinds[0, s], knobs[0, s] = kind, row
         if kinds is not None:
             self._core = (kinds, knobs, np.zeros(1, np.uint64), _TABLE0)
-        return None if self._core is None and all(a is None for a in acts.values()) else acts
+        return None if (self._core is None and not self._viewers
+                        and all(a is None for a in acts.values())) else acts
 
     def _spec_error(self, spec: str, where: str, seat: int, err) -> str:
         """The one line for an opponent string the core does not play: a model kind is made
@@ -272,6 +302,8 @@ class NertzGymEnv(gymnasium.Env):
         eng.reset(seed=seed)
         if table is not None:
             eng.load_position(table.engine)   # this env's seeded tick order stays (R22)
+        if self._memory is not None:
+            self._memory.dealt()
         self._game.reset()
         self._applied = False
         self._ended = None
@@ -303,9 +335,12 @@ class NertzGymEnv(gymnasium.Env):
                 # ids (R31 included) are checked once there, the learner's above
                 rows_s = [s for s in self.others if s in self.opponents]
                 core = None if self._core is None else (*self._core[:3], acts, self._core[3])
-                self._driver.drive(self._rows_t[:len(rows_s)], rows_s,
-                                   PerRow(self.opponents, rows_s, self._random_legal),
-                                   out=acts, illegal=SeatDriver.policy(self.config),
+                rows_t = self._rows_t[:len(rows_s)]
+                ask = (SeatRows(self.opponents, self._viewers, rows_t, rows_s,
+                                self._random_legal, self._memory.view) if self._viewers
+                       else PerRow(self.opponents, rows_s, self._random_legal))
+                self._driver.drive(rows_t, rows_s, ask, out=acts,
+                                   illegal=SeatDriver.policy(self.config),
                                    where="opponents", core=core)
                 applied = eng.step(acts, checked=True)
             except BaseException:
@@ -313,6 +348,8 @@ class NertzGymEnv(gymnasium.Env):
                 raise
         self._applied = bool(applied[0, self.learner_seat])
         out = self._game.after_tick(eng)         # hand/game end, next hand (episode.py)
+        if self._memory is not None:
+            self._memory.ticked()                # the tick's public events; a new hand afresh
         reward = team_rewards(self.reward_kind, out.delta, out.win)[self.team]
         if out.terminated or out.truncated:
             self._ended = (out.terminated, out.truncated)
@@ -363,9 +400,12 @@ class NertzGymEnv(gymnasium.Env):
         generator, this env's `np_random` (random-legal opponents draw from it), the reward
         baseline, the game's hands/totals/calls and whether the episode has ended. Opponents'
         own internal state (if any) is not part of it."""
-        return {**take_snapshot(self.engine, self._game),
+        snap = {**take_snapshot(self.engine, self._game),
                 "env_np_random": copy.deepcopy(self.np_random.bit_generator.state),
                 "applied": self._applied, "ended": self._ended}
+        if self._memory is not None:             # v1 / viewers: the memory and deal keys too
+            snap["table_memory"] = self._memory.get_state()
+        return snap
 
     def set_state(self, state: dict):
         """Restore a get_state() snapshot of an env with the same table format; returns the
@@ -387,6 +427,8 @@ class NertzGymEnv(gymnasium.Env):
         rng_state, applied, ended = load_snapshot(self.engine, self._game, state, check)
         self.np_random.bit_generator.state = rng_state
         self._applied, self._ended = applied, ended
+        if self._memory is not None:             # (a snapshot without one: remembered afresh)
+            self._memory.set_state(state.get("table_memory"))
         return self._obs(), self._info()
 
     # ------------------------------------------------------------------ helpers
@@ -396,8 +438,12 @@ class NertzGymEnv(gymnasium.Env):
         return Table(self.engine)
 
     def _obs(self) -> np.ndarray:
-        """The learner's observation only (Engine.observe(seat): 1/S of every seat's)."""
-        return self.engine.observe(self.learner_seat)[0, 0].copy()
+        """The learner's observation only (Engine.observe(seat): 1/S of every seat's); v1:
+        with its memory block (core/observe_memory.py)."""
+        v0 = self.engine.observe(self.learner_seat)[0]
+        if self.observation == "v0":
+            return v0[0].copy()
+        return self._memory.v1(v0, _TABLE0, [self.learner_seat])[0]
 
     def _info(self, scores=None) -> dict:
         """scores: table 0's R29 scores if the caller has them for the current position."""

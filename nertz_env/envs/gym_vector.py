@@ -7,7 +7,10 @@ seat a uniformly random legal move chosen inside numba. It needs neither stable-
 torch.
 
 - `single_observation_space`: Box(-1, 1, (OBS_DIM,), float32), the learner seat's flat vector
-  of core/observe.py; `observation_space`: the batched Box (num_envs, OBS_DIM).
+  of core/observe.py; `observation_space`: the batched Box (num_envs, OBS_DIM). With
+  `observation="v1"`: V1_OBS_DIM = 1019, the vector plus the seat's memory block
+  (core/observe_memory.py; final_obs too). `opponents=` as NertzVecEnv's: core bots inside
+  numba, and agents played with a seat view (search:) from Python (learner_batch.py).
 - `single_action_space`: Discrete(322) (nertz_env/actions.py); `action_space`:
   MultiDiscrete([322] * num_envs). `action_masks()` is bool [num_envs, 322], and the same
   array is `infos["action_mask"]` (with `infos["_action_mask"]`, all True) after every
@@ -54,10 +57,12 @@ class NertzGymVectorEnv(VectorEnv):
     metadata = {"autoreset_mode": _SAME_STEP, "render_modes": []}
 
     def __init__(self, num_envs: int = 64, config: RulesConfig | None = None, seed=0,
-                 learner_seat: int = 0, reward: str = "score", opponents=None, **rules):
-        attach(self, num_envs, config, seed, learner_seat, reward, opponents, rules)
+                 learner_seat: int = 0, reward: str = "score", opponents=None,
+                 observation: str = "v0", **rules):
+        attach(self, num_envs, config, seed, learner_seat, reward, opponents, rules,
+               observation)
         (self.single_observation_space, self.single_action_space, self.observation_space,
-         self.action_space) = vector_spaces(num_envs)
+         self.action_space) = vector_spaces(num_envs, observation)
         self._all_true = np.ones(num_envs, bool)
         self._dealt = False
 

@@ -5,15 +5,24 @@ a plain callable with that signature, or a trained stable-baselines3 /
 sb3-contrib model (anything with `predict`), wrapped in `FrozenPolicy` (`frozen_policy.py`,
 re-exported here; its `on_illegal` says what an illegal prediction does: "raise" by default,
 "wait" or "pass").
+
+An opponent that sees its seat's information of the engine state (`seat_view = True` and
+`act_view(view) -> int64 [n]`, agents/base.py; e.g. `search:` agents) is called with
+`opponent.act_view(view)`, a nertz_env.seat_view.SeatView over the env's real engine and its
+public memory (envs/memory_keeper.py), instead of act(): `is_viewer`, and `SeatRows` asks
+every opponent seat of a step, viewers grouped into one act_view call per agent.
 """
 from __future__ import annotations
 
 from collections.abc import Mapping
 
+import numpy as np
+
+from ..actions import check_action_id
 from .frozen_policy import ON_ILLEGAL, FrozenPolicy, check_model_spaces
 
 __all__ = ["FrozenPolicy", "ON_ILLEGAL", "check_model_spaces", "for_table", "as_opponent",
-           "opponents_per_seat"]
+           "opponents_per_seat", "is_viewer", "SeatRows"]
 
 
 def for_table(agent, config):
@@ -62,3 +71,47 @@ def opponents_per_seat(opponents, others: list) -> dict:
                              f"seats: {others}), got {len(opponents)}")
         return {s: (spec, f"opponents[{i}]") for i, (s, spec) in enumerate(zip(others, opponents))}
     return {s: (opponents, "opponents") for s in others}
+
+
+def is_viewer(agent) -> bool:
+    """The agent is played with a SeatView (module docstring): `seat_view` is True and it has
+    act_view."""
+    return getattr(agent, "seat_view", False) is True and callable(getattr(agent, "act_view",
+                                                                           None))
+
+
+class SeatRows:
+    """A batch callable for envs/seats.py SeatDriver.drive over one step's opponent rows:
+    row k (table rows_t[k], seat rows_s[k]) goes to viewers[seat].act_view (one call per
+    agent over all its rows, with view_of(rows_t, rows_s, obs, masks) -> SeatView), else to
+    acts[seat](observation, mask) (copies), else (None) to fallback(mask) in row order. Every
+    id is read by check_action_id naming "opponent at seat S"."""
+
+    def __init__(self, acts: dict, viewers: dict, rows_t, rows_s, fallback, view_of):
+        self.acts, self.viewers, self.fallback, self.view_of = acts, viewers, fallback, view_of
+        self.rows_t = np.asarray(rows_t, np.int64)
+        self.rows_s = [int(s) for s in rows_s]
+
+    def __call__(self, obs, masks) -> np.ndarray:
+        out = np.empty(len(self.rows_s), np.int64)
+        int8 = masks.view(np.int8)
+        groups = {}
+        for k, s in enumerate(self.rows_s):
+            viewer = self.viewers.get(s)
+            if viewer is not None:
+                groups.setdefault(id(viewer), (viewer, []))[1].append(k)
+                continue
+            act = self.acts.get(s)
+            out[k] = self.fallback(int8[k]) if act is None else check_action_id(
+                act(obs[k].copy(), int8[k].copy()), f"opponent at seat {s}")
+        for viewer, ks in groups.values():
+            ks = np.asarray(ks, np.int64)
+            rows_s = np.asarray(self.rows_s, np.int64)[ks]
+            ids = np.asarray(viewer.act_view(self.view_of(self.rows_t[ks], rows_s,
+                                                          obs[ks].copy(), masks[ks].copy())))
+            if ids.shape != (ks.size,):
+                raise ValueError(f"opponent at seat {int(rows_s[0])}: act_view returned shape "
+                                 f"{ids.shape}, expected ({ks.size},)")
+            for j, k in enumerate(ks):
+                out[k] = check_action_id(ids[j], f"opponent at seat {int(rows_s[j])}")
+        return out

@@ -24,7 +24,13 @@ unchanged.
 `Dict({"observation": Box(-1, 1, (OBS_DIM,), float32), "action_mask": Box(0, 1, (322,), int8)})`:
 the flat vector of `nertz_env/core/observe.py` (its docstring tables the segments; face-down
 cards never appear) and the agent's legal moves (only here: not in the infos). Every step
-returns fresh arrays: what a caller keeps is never written again.
+returns fresh arrays: what a caller keeps is never written again. With `observation="v1"`
+(`nertz_env.nertz_v1`) the vector is `Box(-1, 1, (V1_OBS_DIM,), float32)`, V1_OBS_DIM = 1019:
+v0's 791 floats, then what the agent's seat remembers of the face-down cards it has seen
+(`nertz_env/core/observe_memory.py`, 228 floats: its own Stream cards seen and where they lie,
+its next flips, the card under its waste top and under its Nertz top, per opponent the card
+under its waste top and its next flip), written from the table's public memory
+(`core/memory.py`), which the env then keeps after every tick.
 
 ## Infos
 Numbers only (TorchRL's PettingZooWrapper builds specs from them): `team` (int), `role` (int,
@@ -59,7 +65,8 @@ with `illegal_move` defaulting to `"penalize"` here; or `config=RulesConfig(...)
 as keywords override it). Then `render_mode` (None, "ansi": `render()` returns the Table's
 text picture, "human": prints it, "rgb_array": `render()` returns the H x W x 3 uint8 picture of
 `nertz_env.envs.render`, a constant size per number of teams), `episode` ("hand" |
-"game"), `reward` ("score" | "relative" | "win"), `observation` ("flat"). A bad name or value
+"game"), `reward` ("score" | "relative" | "win"), `observation` ("flat" or its other name
+"v0": the v0 vector; "v1": with the memory block, nertz_v1's default). A bad name or value
 is a ValueError. `reset(seed=..., options={"layout": layout})` starts from a docs/api.md layout;
 `seed` is None or an int >= 0, `options` None or a dict whose only key is "layout" (anything
 else is a ValueError, and the env is unchanged; the one exception is the key "options", which
@@ -76,6 +83,14 @@ computes (v1 where agents trained on v0 no longer fit).
   release: `OBS_DIM` = 791 in the segments of `core/observe.py` (every rewrite of the
   writer bit-identical). Infos: `team`, `role`, `hand`, `tick`, `applied`.
   Layout fingerprint: `347f0548b3d0efde`.
+- v1: `nertz_env.nertz_v1`, or `observation="v1"` (v0 unchanged byte for byte): the
+  observation is v0's 791 floats followed by a 228-float memory block (`core/observe_memory.py`, its
+  docstring tables the offsets): what the seat has seen of face-down cards (R15: its own Stream
+  cards seen as waste tops and where they lie, its next three flips, the cards under its waste
+  and Nertz tops; per opponent the card under its waste top, its next flip and how many of its
+  Stream positions are known), from public events only. `V1_OBS_DIM` = 1019. Actions,
+  rewards, infos and dynamics as v0; get_state/set_state carry the memory.
+  Layout fingerprint: `170e460ea0a9d97a`.
 """
 from __future__ import annotations
 
@@ -97,10 +112,11 @@ from .episode import (GameLedger, check_options, check_reward, check_rule_kwargs
 from ..table.games import MAX_HANDS
 from ..encoding import PLAYING
 from .render import render_rgb
+from .memory_keeper import TableMemory
 from .spaces import action_space, agent_observation_space, state_space
 from ..table.table import Table
 
-OBSERVATIONS = ("flat",)
+OBSERVATIONS = ("flat", "v0", "v1")     # "flat" is v0's name since the initial release
 RENDER_MODES = ("ansi", "human", "rgb_array")
 ROLE_SOLO, ROLE_NERTZ, ROLE_STREAM = 0, 1, 2   # infos[agent]["role"] (R4)
 # PettingZoo's api_test / parallel_api_test call reset(options={"options": 1}) to see that
@@ -127,14 +143,19 @@ class NertzParallelEnv(ParallelEnv):
         if render_mode is not None and render_mode not in RENDER_MODES:
             raise ValueError(f"render_mode={render_mode!r}: one of None, {', '.join(map(repr, RENDER_MODES))}")
         check_reward(reward, episode)
-        if observation not in OBSERVATIONS:
-            raise ValueError(f"observation={observation!r}: one of {OBSERVATIONS}")
+        if not (isinstance(observation, str) and observation in OBSERVATIONS):
+            raise ValueError(f"observation={observation!r}: one of {OBSERVATIONS} (\"flat\" "
+                             f"and \"v0\" the same; \"v1\" with what each seat remembers)")
 
         self.config = config
         self.render_mode = render_mode
         self.episode, self.reward, self.observation = episode, reward, observation
         self._engine = Engine(config, n_tables=1)
         self._table = Table(self._engine)
+        # v1: the table's public memory, kept after every tick (envs/memory_keeper.py)
+        self._memory = TableMemory(self._engine) if observation == "v1" else None
+        if observation == "v1":
+            self.metadata = {**self.metadata, "name": "nertz_v1"}
         self._raise_illegal = config.illegal_move == "raise"
 
         S, T = config.num_seats, config.num_teams
@@ -144,7 +165,9 @@ class NertzParallelEnv(ParallelEnv):
         self._agent_team = {a: config.seat_team[s] for a, s in self._seat.items()}
         self._sizes = config.sizes
         # one object per agent, returned by every call (PettingZoo's checkers compare identity)
-        self.observation_spaces = {a: agent_observation_space() for a in self.possible_agents}
+        version = "v1" if observation == "v1" else "v0"
+        self.observation_spaces = {a: agent_observation_space(version)
+                                   for a in self.possible_agents}
         self.action_spaces = {a: action_space() for a in self.possible_agents}
         self.state_space = state_space(self._engine.state, _STATE_FIELDS, MAX_HANDS)
 
@@ -158,6 +181,7 @@ class NertzParallelEnv(ParallelEnv):
         self._hand_rows, self._rows_hand = None, None    # _hand_rows_of: per hand number
         self._all_false = dict.fromkeys(self.possible_agents, False)
         self._n_seats = S
+        self._seat_rows = (np.zeros(S, np.int64), np.arange(S, dtype=np.int64))
         # actions dict -> tuple of its values in seat order (KeyError if an agent is missing)
         self._ids_in_seat_order = operator.itemgetter(*self.possible_agents)
         # reward baseline, game totals/calls/hands (shared with NertzGymEnv: episode.py)
@@ -184,6 +208,8 @@ class NertzParallelEnv(ParallelEnv):
         eng.reset(seed=seed, hands=[0])
         if src is not None:
             eng.load_position(src.engine)   # this env's seeded tick order stays (R22)
+        if self._memory is not None:
+            self._memory.dealt()
         self.agents = self.possible_agents[:]
         self._applied = [0] * self.config.num_seats
         self._game.reset()
@@ -213,7 +239,11 @@ class NertzParallelEnv(ParallelEnv):
         self._ids[0] = ids
         summary, obs, masks = eng.step_observe(self._ids, checked=True)
         row = summary.table(0)
-        arrays = (*obs[0], *masks[0])             # per seat: observation rows, then mask rows
+        if self._memory is None:
+            arrays = (*obs[0], *masks[0])         # per seat: observation rows, then mask rows
+        else:                                     # v1: the tick remembered, blocks appended
+            self._memory.ticked()
+            arrays = (*self._memory.v1(obs[0], *self._seat_rows), *masks[0])
         self._applied = row.applied               # 1 = applied (infos give bools)
         scores = row.scores
         if row.status == PLAYING:                 # the common step: the hand goes on
@@ -224,6 +254,8 @@ class NertzParallelEnv(ParallelEnv):
             tick, hand = row.tick, row.hand
         else:                                     # hand/game end, next hand (episode.py)
             out = self._game.after_tick(eng, scores)
+            if self._memory is not None:
+                self._memory.ticked()             # a game's next hand: remembered afresh
             terminated, truncated = out.terminated, out.truncated
             if out.hand_over and not (terminated or truncated):
                 arrays = self._copied_rows()      # a game's next hand was dealt
@@ -330,6 +362,8 @@ class NertzParallelEnv(ParallelEnv):
     def _copied_rows(self) -> tuple:
         """_returns' arrays over copies of the engine's observation and mask buffers."""
         obs, masks = self._engine.observe()[0].copy(), self._engine.masks[0].copy()
+        if self._memory is not None:
+            obs = self._memory.v1(obs, *self._seat_rows)
         return (*obs, *masks)
 
     def _role(self, seat, team, hand) -> int:
@@ -380,8 +414,11 @@ class NertzParallelEnv(ParallelEnv):
     def get_state(self) -> dict:
         """A deep copy of everything that decides what follows: the engine's state arrays and
         generator, the reward baseline, the game's hands/totals/calls and the live agents."""
-        return {**take_snapshot(self._engine, self._game),
+        snap = {**take_snapshot(self._engine, self._game),
                 "applied": np.array(self._applied, bool), "agents": list(self.agents)}
+        if self._memory is not None:              # v1: the memory too
+            snap["table_memory"] = self._memory.get_state()
+        return snap
 
     def set_state(self, snapshot: dict):
         """Restore a get_state() snapshot of an env with the same config; returns the
@@ -399,12 +436,15 @@ class NertzParallelEnv(ParallelEnv):
 
         agents, self._applied = load_snapshot(self._engine, self._game, snapshot, check)
         self.agents = agents
+        if self._memory is not None:              # (a snapshot without one: afresh)
+            self._memory.set_state(snapshot.get("table_memory"))
         return self._observe()
 
     def __repr__(self) -> str:
         return (f"NertzParallelEnv({self.config.num_teams} teams, seats {self.config.num_seats}, "
-                f"episode={self.episode!r}, reward={self.reward!r})")
+                f"episode={self.episode!r}, reward={self.reward!r}"
+                + (", observation='v1')" if self._memory is not None else ")"))
 
     def __str__(self) -> str:
-        return "nertz_v0"
+        return self.metadata["name"]
 

@@ -1,6 +1,6 @@
 """A name -> module map for the environments, for code that cannot rely on PettingZoo's own
 registry (PettingZoo < 1.27 has none; with >= 1.27 `nertz_env.nertz_v0` registers
-"nertz/nertz-v0" there too).
+"nertz/nertz-v0" there too, `nertz_env.nertz_v1` "nertz/nertz-v1").
 
     from nertz_env.envs.registry import make
     env = make("nertz/nertz-v0", num_teams=4)                   # AEC (wrapped)
@@ -8,11 +8,16 @@ registry (PettingZoo < 1.27 has none; with >= 1.27 `nertz_env.nertz_v0` register
 """
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 from . import aec
 
-# the module with PettingZoo's entry points (env, raw_env, parallel_env): envs/aec.py, which
-# nertz_env.nertz_v0 re-exports (imported from here it would be an arrow back up)
-ENVIRONMENTS = {"nertz/nertz-v0": aec}
+# the modules with PettingZoo's entry points (env, raw_env, parallel_env): envs/aec.py, which
+# nertz_env.nertz_v0 re-exports (imported from here it would be an arrow back up), and its v1
+# functions, which nertz_env.nertz_v1 re-exports (the v1 observation: core/observe_memory.py)
+ENVIRONMENTS = {"nertz/nertz-v0": aec,
+                "nertz/nertz-v1": SimpleNamespace(env=aec.env_v1, raw_env=aec.raw_env_v1,
+                                                  parallel_env=aec.parallel_env_v1)}
 KINDS = {"aec": "env", "raw": "raw_env", "parallel": "parallel_env"}
 
 

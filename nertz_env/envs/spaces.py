@@ -9,11 +9,25 @@ import numpy as np
 
 from ..actions import N_ACTIONS
 from ..core.observe import OBS_DIM
+from ..core.observe_memory import V1_OBS_DIM
+
+# the observation versions every env offers (`observation=`): v0 the flat vector of
+# core/observe.py; v1 the same with what the seat remembers appended (core/observe_memory.py)
+OBSERVATION_DIMS = {"v0": OBS_DIM, "v1": V1_OBS_DIM}
 
 
-def observation_space() -> gym.spaces.Box:
-    """One seat's observation vector (nertz_env/core/observe.py), as every env declares it."""
-    return gym.spaces.Box(-1.0, 1.0, (OBS_DIM,), np.float32)
+def check_observation(observation, where: str = "observation") -> str:
+    """An env's observation version: "v0" or "v1", else a one-line ValueError."""
+    if not (isinstance(observation, str) and observation in OBSERVATION_DIMS):
+        raise ValueError(f"{where}={observation!r}: one of {tuple(OBSERVATION_DIMS)} (v1: v0's "
+                         f"vector plus what the seat remembers, core/observe_memory.py)")
+    return observation
+
+
+def observation_space(observation: str = "v0") -> gym.spaces.Box:
+    """One seat's observation vector (v0: nertz_env/core/observe.py; v1: with the memory block
+    of core/observe_memory.py), as every env declares it."""
+    return gym.spaces.Box(-1.0, 1.0, (OBSERVATION_DIMS[observation],), np.float32)
 
 
 def action_space() -> gym.spaces.Discrete:
@@ -21,20 +35,20 @@ def action_space() -> gym.spaces.Discrete:
     return gym.spaces.Discrete(N_ACTIONS)
 
 
-def agent_observation_space() -> gym.spaces.Dict:
-    """A PettingZoo agent's observation: {"observation": observation_space(), "action_mask":
-    its legal moves as int8 0/1}."""
+def agent_observation_space(observation: str = "v0") -> gym.spaces.Dict:
+    """A PettingZoo agent's observation: {"observation": observation_space(observation),
+    "action_mask": its legal moves as int8 0/1}."""
     return gym.spaces.Dict({
-        "observation": observation_space(),
+        "observation": observation_space(observation),
         "action_mask": gym.spaces.Box(0, 1, (N_ACTIONS,), np.int8),
     })
 
 
-def vector_spaces(num_envs: int) -> tuple:
+def vector_spaces(num_envs: int, observation: str = "v0") -> tuple:
     """(single observation, single action, batched observation, batched action) spaces of a
     Gymnasium VectorEnv with num_envs rows."""
     from gymnasium.vector.utils import batch_space
-    obs, act = observation_space(), action_space()
+    obs, act = observation_space(observation), action_space()
     return obs, act, batch_space(obs, num_envs), batch_space(act, num_envs)
 
 

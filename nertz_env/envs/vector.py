@@ -1,6 +1,8 @@
 """NertzVecEnv: num_envs tables in one numba call, one learning seat per table, the other
 seats played by bots inside the same jitted loop (random legal moves by default, or greedy /
-heuristic styles: `opponents=`, nertz_env/envs/learner_batch.py).
+heuristic styles: `opponents=`, nertz_env/envs/learner_batch.py; agents played with a seat
+view, such as `search:`, from Python before each step). `observation="v1"`: the learner's
+vector with its memory block (core/observe_memory.py, 1019 floats; terminal_observation too).
 
 A stable-baselines3 VecEnv (MaskablePPO: `env_method("action_masks")`, `has_attr`), with
 observations the flat float32 vector of nertz_env/core/observe.py and rewards per
@@ -58,9 +60,11 @@ class NertzVecEnv(_VecEnvBase):
     as in nertz_env/envs/learner_batch.py (default: random legal moves)."""
 
     def __init__(self, num_envs: int = 64, config: RulesConfig | None = None, seed=0,
-                 learner_seat: int = 0, reward: str = "score", opponents=None, **rules):
-        attach(self, num_envs, config, seed, learner_seat, reward, opponents, rules)
-        self.observation_space = observation_space()
+                 learner_seat: int = 0, reward: str = "score", opponents=None,
+                 observation: str = "v0", **rules):
+        attach(self, num_envs, config, seed, learner_seat, reward, opponents, rules,
+               observation)
+        self.observation_space = observation_space(observation)
         self.action_space = action_space()
         self._next_seed = check_seed(seed)          # the next reset's only (module docstring)
         self._dealt = False

@@ -1,6 +1,7 @@
 """The PettingZoo spec sheet's version history (nertz_env/envs/pettingzoo.py, "## Version
-History") keeps up with what an agent sees: its latest entry records the fingerprint of the
-observation layout and the infos, and this test recomputes it. A change to the observation
+History") keeps up with what an agent sees: each version's latest entry (nertz_v0, nertz_v1)
+records the fingerprint of that version's observation layout and infos, and this test
+recomputes it. A change to the observation
 (its size, the segments' offsets, any value the writer puts there) or to the infos' keys or
 kinds fails here until the history says so: a new entry (v1 when agents trained on v0 no
 longer fit) ending with the fingerprint this test prints. Renaming a constant changes nothing:
@@ -15,8 +16,8 @@ import re
 import numpy as np
 import pytest
 
-from nertz_env import nertz_v0
-from nertz_env.core import observe
+from nertz_env import nertz_v0, nertz_v1
+from nertz_env.core import observe, observe_memory
 from nertz_env.envs import pettingzoo as pz_module
 
 # the layout's numbers, by the names observe.py has had since the initial release
@@ -27,6 +28,10 @@ TABLES = (dict(num_teams=2, max_ticks=60),
           dict(num_teams=3, team_sizes=(2, 1, 2), max_ticks=40, episode="game"),
           dict(num_teams=8, max_ticks=30))
 SEED = 7
+# v1's memory block (core/observe_memory.py): its numbers, by name
+V1_LAYOUT = ("V1_OBS_DIM", "MEM_F", "MB_STOCK", "MB_WASTE", "MB_UNDER_WASTE", "MB_NEXT",
+             "MB_UNDER_NERTZ", "MB_KNOWN", "MB_OPP", "OPP_MEM_F", "NEXT_FLIPS")
+VERSIONS = {"v0": nertz_v0, "v1": nertz_v1}
 
 
 def _kind(value) -> str:
@@ -39,10 +44,10 @@ def _kind(value) -> str:
     return type(value).__name__
 
 
-def _play(kwargs) -> dict:
+def _play(kwargs, module=nertz_v0) -> dict:
     """What a seat sees over one seeded run: the observations' and masks' bytes (digests), the
     spaces, and every info key with the kind of its value."""
-    env = nertz_v0.parallel_env(**kwargs)
+    env = module.parallel_env(**kwargs)
     rng = np.random.default_rng(SEED)
     obs_hash, mask_hash, infos = hashlib.sha256(), hashlib.sha256(), set()
     observations, info = env.reset(seed=SEED)
@@ -63,9 +68,11 @@ def _play(kwargs) -> dict:
             "infos": sorted(infos), "action_space": int(env.action_space(env.possible_agents[0]).n)}
 
 
-def fingerprint() -> str:
+def fingerprint(version: str = "v0") -> str:
     record = {"layout": {name: int(getattr(observe, name)) for name in LAYOUT},
-              "tables": [_play(kwargs) for kwargs in TABLES]}
+              "tables": [_play(kwargs, VERSIONS[version]) for kwargs in TABLES]}
+    if version != "v0":                  # (v0's record as it always was)
+        record["memory"] = {name: int(getattr(observe_memory, name)) for name in V1_LAYOUT}
     blob = json.dumps(record, sort_keys=True).encode()
     return hashlib.sha256(blob).hexdigest()[:16]
 
@@ -81,16 +88,20 @@ def recorded(entry: str):
     return m.group(1) if m else None
 
 
-def test_the_latest_version_note_has_the_layout_fingerprint():
+@pytest.mark.parametrize("version", list(VERSIONS))
+def test_the_latest_version_note_has_the_layout_fingerprint(version):
     entries = history(pz_module.__doc__)
     assert entries, "pettingzoo.py has no Version History entries"
-    now = fingerprint()
-    assert recorded(entries[-1]) == now, (
-        f"the observation layout or the infos changed (fingerprint {now}, the history's latest "
-        f"entry records {recorded(entries[-1])}): say what changed in a new entry of the "
-        f"Version History in nertz_env/envs/pettingzoo.py (v1 if v0's agents no longer fit), "
-        f"ending with 'Layout fingerprint: `{now}`.'")
-    earlier = [recorded(e) for e in entries[:-1]]
+    mine = [e for e in entries if e.startswith(version + ":")]
+    assert mine, f"pettingzoo.py's Version History has no {version} entry"
+    now = fingerprint(version)
+    assert recorded(mine[-1]) == now, (
+        f"the observation layout or the infos of {version} changed (fingerprint {now}, the "
+        f"history's latest {version} entry records {recorded(mine[-1])}): say what changed in "
+        f"a new entry of the Version History in nertz_env/envs/pettingzoo.py (a new version if "
+        f"agents trained on the old one no longer fit), ending with 'Layout fingerprint: "
+        f"`{now}`.'")
+    earlier = [recorded(e) for e in entries if e is not mine[-1]]
     assert now not in earlier, "a new entry needs the new fingerprint; an old one has it"
 
 

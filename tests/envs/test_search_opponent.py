@@ -1,0 +1,141 @@
+"""Search as an env opponent: an agent with `seat_view = True` (agents/search, `search:`) is
+called by NertzGymEnv and the vector envs with a SeatView of the env's real engine, memory and
+deal keys (nertz_env/envs/opponents.py SeatRows, envs/memory_keeper.py), never with act().
+
+- it plays: with a fixed learner policy, the env with a search opponent gives the same record
+  twice (same seed, same episode) and another record than a river-builder opponent (the
+  search deviates); `search:margin=inf` (always its base move, river-builder) gives exactly
+  the river-builder core bot's record (the view is the real position, the rows the right
+  seats); the same for NertzGymVectorEnv;
+- the view is the env's: the agent receives the env's state arrays, a memory equal to one the
+  test keeps itself, the learner's seat never, and its table's rows only;
+- v0 observations are unchanged by a search opponent (the memory it needs is kept apart);
+- snapshots of an env with a viewer restore its memory.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from agents.registry import make_agent
+from nertz_env.core.memory import allocate_memory, init_memory, update_memory
+from nertz_env.core.observe import OBS_DIM
+from nertz_env.core.seat_view import SeatView
+from nertz_env.envs.gym import NertzGymEnv
+from nertz_env.envs.gym_vector import NertzGymVectorEnv
+
+SEARCH = "search:worlds=2,horizon=5"
+RIVER = "heuristic:style=river-builder"
+
+
+def fixed_learner(mask) -> int:
+    """The learner: flip when it may, else its last legal move."""
+    return 1 if mask[1] else int(np.flatnonzero(mask)[-1])
+
+
+def gym_record(opponents, seed=6, steps=250, **kw):
+    env = NertzGymEnv(num_teams=2, max_ticks=250, opponents=opponents, **kw)
+    obs, info = env.reset(seed=seed)
+    record = [obs.tobytes()]
+    for _ in range(steps):
+        obs, r, te, tr, info = env.step(fixed_learner(info["action_mask"]))
+        record.append((obs.tobytes(), r, te, tr, int(info["tick"])))
+        if te or tr:
+            break
+    return record, env
+
+
+def test_gym_env_plays_a_search_opponent_deterministically():
+    a, env = gym_record(make_agent(SEARCH))
+    b, _ = gym_record(make_agent(SEARCH))
+    river, _ = gym_record(RIVER)
+    assert a == b                                      # same seed, same episode
+    assert a != river                                  # it searched and deviated
+    assert env.opponents is not None and 1 in env._viewers
+    assert make_agent(SEARCH).seat_view is True
+
+
+def test_a_search_that_never_deviates_plays_its_base_bot_exactly():
+    never, _ = gym_record(make_agent("search:margin=inf,worlds=2,horizon=5"))
+    river, _ = gym_record(RIVER)
+    assert never == river
+
+
+class Recorder:
+    """A seat-view agent that records its views and plays its base bot's move (the python
+    river-builder), checking the view against the test's own memory of the env."""
+    seat_view = True
+    name = "recorder"
+
+    def __init__(self, env=None):
+        self.env, self.views, self.bot = env, [], make_agent(RIVER)
+
+    def act(self, observation, action_mask):       # never called: act_view is
+        raise AssertionError("act() called for a seat-view opponent")
+
+    def act_view(self, view: SeatView):
+        self.views.append((view.rows.copy(), view.seats.copy(), view.memory.copy(),
+                           view.deal_keys.copy(), view.state.tick.copy()))
+        assert view.observations.shape == (len(view.rows), OBS_DIM)
+        return self.bot.act_batch(view.observations, view.masks)
+
+
+def test_the_view_is_the_envs_position_and_memory():
+    rec = Recorder()
+    env = NertzGymEnv(num_teams=3, max_ticks=120, opponents=rec, learner_seat=1)
+    obs, info = env.reset(seed=2)
+    mem = allocate_memory(env.config, 1)
+    init_memory(env.engine.state, mem)
+    for _ in range(80):
+        n = len(rec.views)
+        obs, r, te, tr, info = env.step(fixed_learner(info["action_mask"]))
+        rows, seats, memory, keys, tick = rec.views[n]
+        assert rows.tolist() == [0, 0] and seats.tolist() == [0, 2]     # one call, both seats
+        np.testing.assert_array_equal(memory, mem)     # the memory before this tick
+        assert keys.dtype == np.uint64 and keys.shape == (1,)
+        update_memory(env.engine.state, mem)
+        if te or tr:
+            break
+    assert len(rec.views) >= 40 and len({v[3][0] for v in rec.views}) == 1
+    # v0 observations as with the same moves played by a core bot
+    plain, _ = gym_record(RIVER, seed=2)
+    mine, _ = gym_record(Recorder(), seed=2)
+    assert plain == mine
+
+
+def test_vector_env_plays_a_search_opponent_deterministically():
+    def record(opponents, steps=120):
+        env = NertzGymVectorEnv(4, num_teams=2, max_ticks=100, opponents=opponents, seed=3)
+        obs, info = env.reset(seed=3)
+        out = [obs.tobytes()]
+        for _ in range(steps):
+            acts = np.array([fixed_learner(m) for m in info["action_mask"]])
+            obs, r, te, tr, info = env.step(acts)
+            out.append((obs.tobytes(), r.tobytes(), te.tobytes(), tr.tobytes()))
+        return out
+    a, b = record(make_agent(SEARCH)), record(make_agent(SEARCH))
+    assert a == b
+    assert a != record(RIVER)
+    assert record(make_agent("search:margin=inf,worlds=2,horizon=5")) == record(RIVER)
+
+
+def test_snapshots_restore_a_viewers_memory():
+    env = NertzGymEnv(num_teams=2, opponents=make_agent(SEARCH))
+    obs, info = env.reset(seed=9)
+    for _ in range(40):
+        obs, *_, info = env.step(fixed_learner(info["action_mask"]))
+    snap = env.get_state()
+    cont = [env.step(fixed_learner(env.action_masks()))[0].tobytes() for _ in range(15)]
+    env.set_state(snap)
+    again = [env.step(fixed_learner(env.action_masks()))[0].tobytes() for _ in range(15)]
+    assert cont == again
+
+
+def test_bad_act_view_ids_are_one_line_errors():
+    class Bad(Recorder):
+        def act_view(self, view):
+            return np.zeros(len(view.rows) + 1, np.int64)
+    env = NertzGymEnv(num_teams=2, opponents=Bad())
+    env.reset(seed=0)
+    with pytest.raises(ValueError, match=r"opponent at seat 1: act_view returned shape"):
+        env.step(0)
