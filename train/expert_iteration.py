@@ -1,4 +1,4 @@
-"""Expert iteration (issue 42 item 4): search labels the positions the current network visits,
+"""Expert iteration: search labels the positions the current network visits,
 the network is distilled on search's targets, the new network plays the next generation.
 
     python -m train.expert_iteration --out runs/expit --generations 3

@@ -1,4 +1,4 @@
-"""Distillation for expert iteration (issue 42 item 4): the lean policy network, warm-started
+"""Distillation for expert iteration: the lean policy network, warm-started
 from a safe-format model, supervised on search's labels (agents/training/labels.py).
 
 The loss, per mini-batch of labelled rows (every row: a position the net visited where its

@@ -1,4 +1,4 @@
-"""Search labels for expert iteration (issue 42 items 4 and 5): the network plays, search judges.
+"""Search labels for expert iteration: the network plays, search judges.
 
 A labelling run plays duplicate deals with a safe-format network (agents/learned/weights.py)
 in its seat(s), as `ppo:NET.npz` plays it (its moves, its constraint), through the arena's

@@ -1,0 +1,44 @@
+"""The expert-iteration loop (train/expert_iteration.py): a tiny generation end to end, --resume
+skipping what is done and refusing other options, bad options refused before any work."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+pytest.importorskip("torch")
+
+from train.expert_iteration import main  # noqa: E402
+
+TINY = ["--generations", "2", "--formats", "2teams:4", "--search", "search:worlds=2,horizon=5",
+        "--block", "2", "--epochs", "1", "--batch", "256", "--judge-deals", "4", "--seed", "1"]
+
+
+def test_a_tiny_generation_then_resume(tmp_path, one_torch_thread, capsys):
+    out = tmp_path / "ei"
+    assert main(["--out", str(out)] + TINY) == 0
+    g1 = out / "gen1"
+    for f in ("labels/2teams/labels.json", "model.npz", "model.json", "distill.json",
+              "judge.json"):
+        assert (g1 / f).is_file(), f
+    judge = json.loads((g1 / "judge.json").read_text())
+    assert judge["deals"] == 4 and judge["a"].startswith("ppo:")
+    rec = json.loads((out / "expert_iteration.json").read_text())
+    assert rec["formats"] == "2teams:4" and rec["judge_deals"] == 4
+    stamp = (g1 / "model.npz").stat().st_mtime_ns
+    assert main(["--out", str(out), "--resume"] + TINY) == 0          # nothing redone
+    assert (g1 / "model.npz").stat().st_mtime_ns == stamp
+    capsys.readouterr()
+    assert main(["--out", str(out), "--resume"] + TINY + ["--lr", "0.01"]) == 2
+    assert "--lr was 0.0001 in this run, now 0.01" in capsys.readouterr().err
+    assert main(["--out", str(out)] + TINY) == 2                     # not without --resume
+    assert "--resume" in capsys.readouterr().err
+
+
+def test_bad_options_refused_before_any_work(tmp_path, capsys):
+    out = tmp_path / "never"
+    assert main(["--out", str(out)] + TINY + ["--formats", "2teams:4,5teams:3"]) == 2
+    assert "--formats item '5teams:3'" in capsys.readouterr().err
+    assert main(["--out", str(out)] + TINY + ["--init", "nope.npz"]) == 2
+    assert main(["--out", str(out)] + TINY + ["--kl", "-1"]) == 2
+    assert not out.exists()
