@@ -14,7 +14,7 @@ import pytest
 
 pytest.importorskip("sb3_contrib")
 torch = pytest.importorskip("torch")
-tqdm_auto = pytest.importorskip("tqdm.auto")
+pytest.importorskip("tqdm.auto")                       # the bars fixture (conftest.py)
 
 from stable_baselines3.common.callbacks import BaseCallback
 from tiny_runs import tiny
@@ -352,19 +352,6 @@ def test_the_last_line_lists_only_what_exists_and_the_resume_hint_says_total(tmp
     assert not (out / "eval.csv").exists() and "eval.csv" not in last and "eval.jsonl" not in last
     assert "MORE" not in last and "--timesteps TOTAL" in last and "above its 128" in last
     assert f"--resume {out / 'checkpoints' / 'step_128.zip'}" in last
-
-
-@pytest.fixture
-def bars(monkeypatch):
-    made = []
-
-    class Kept(tqdm_auto.tqdm):
-        def __init__(self, *a, **kw):
-            super().__init__(*a, **kw)
-            made.append(self)
-
-    monkeypatch.setattr(tqdm_auto, "tqdm", Kept)
-    return made
 
 
 def test_the_bar_says_its_last_phase_instead_of_sitting_at_full(tmp_path, bars, monkeypatch,

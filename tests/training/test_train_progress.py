@@ -15,7 +15,7 @@ import pytest
 
 pytest.importorskip("sb3_contrib")
 torch = pytest.importorskip("torch")
-tqdm_auto = pytest.importorskip("tqdm.auto")
+pytest.importorskip("tqdm.auto")                       # the bars fixture (conftest.py)
 tqdm_std = pytest.importorskip("tqdm.std")
 
 import tiny_runs
@@ -35,20 +35,6 @@ def tiny(tmp_path, **kw) -> TrainConfig:
     """tiny_runs.tiny with the bar on, one epoch and two evaluation deals (these tests watch
     what the run prints, not what it learns)."""
     return tiny_runs.tiny(tmp_path, **{"progress": True, "n_epochs": 1, "eval_deals": 2, **kw})
-
-
-@pytest.fixture
-def bars(monkeypatch):
-    """Every tqdm bar the run makes, kept after it closes."""
-    made = []
-
-    class Kept(tqdm_auto.tqdm):
-        def __init__(self, *a, **kw):
-            super().__init__(*a, **kw)
-            made.append(self)
-
-    monkeypatch.setattr(tqdm_auto, "tqdm", Kept)
-    return made
 
 
 @contextmanager
