@@ -272,6 +272,10 @@ class NertzGymEnv(gymnasium.Env):
         team and plays only at a seat of one; anything else is unknown or malformed (the
         kinds this env takes are listed)."""
         kind = spec.strip().partition(":")[0]
+        if kind == "search":
+            return (f"{where}: {spec!r} is a search agent, not a bot the core plays; "
+                    f"NertzGymEnv plays it as an object with a seat view: give "
+                    f"agents.registry.make_agent({spec!r}) instead")
         if kind in MODEL_KINDS:
             return (f"{where}: {spec!r} is a model, not a bot the core plays; NertzGymEnv takes "
                     f"it as an object: give agents.registry.make_agent({spec!r}) instead")
@@ -289,8 +293,8 @@ class NertzGymEnv(gymnasium.Env):
             return f"{where}: {err}"                # a core bot's bad options: its own line
         return (f"{where}: {spec!r}: unknown kind {kind!r}; this env takes the core bots "
                 f"random, greedy, heuristic[:style=S,KNOB=V] as strings, and models (ppo:PATH, "
-                f"learned[:...], rllib:PATH) and pair:A&B teams as agent objects made by "
-                f"agents.registry.make_agent")
+                f"learned[:...], rllib:PATH), search:... and pair:A&B teams as agent objects "
+                f"made by agents.registry.make_agent")
 
     # ------------------------------------------------------------------ Gymnasium API
     def reset(self, *, seed=None, options=None):

@@ -73,6 +73,10 @@ def core_bots(opponents, config: RulesConfig, learner_seat: int, n_tables: int,
     names = {}
     for s, (spec, where) in per_seat.items():
         spec = "random" if spec is None else spec
+        if isinstance(spec, str) and spec.strip().partition(":")[0] == "search":
+            raise ValueError(f"{where}: {spec!r} is a search agent, not a bot the core plays; "
+                             f"the vector envs play it as an object with a seat view: give "
+                             f"agents.registry.make_agent({spec!r}) instead")
         if isinstance(spec, str):
             try:
                 kind, row, name = core_bot(spec)

@@ -139,3 +139,23 @@ def test_bad_act_view_ids_are_one_line_errors():
     env.reset(seed=0)
     with pytest.raises(ValueError, match=r"opponent at seat 1: act_view returned shape"):
         env.step(0)
+
+
+def test_a_search_spec_string_says_to_make_the_agent():
+    for build in (lambda: NertzGymEnv(num_teams=2, opponents=SEARCH),
+                  lambda: NertzGymVectorEnv(2, num_teams=2, opponents=[SEARCH])):
+        with pytest.raises(ValueError, match=r"is a search agent, not a bot the core plays.*"
+                                             r"make_agent\('search:worlds=2,horizon=5'\)") as e:
+            build()
+        assert "\n" not in str(e.value)
+
+
+def test_the_ecosystems_checkers_pass_v1_and_a_search_opponent():
+    from gymnasium.utils.env_checker import check_env
+    from pettingzoo.test import api_test, parallel_api_test
+
+    from nertz_env import nertz_v1
+    check_env(NertzGymEnv(num_teams=2, max_ticks=60, observation="v1",
+                          opponents=make_agent(SEARCH)), skip_render_check=True)
+    parallel_api_test(nertz_v1.parallel_env(num_teams=3, max_ticks=60), num_cycles=80)
+    api_test(nertz_v1.env(num_teams=2, max_ticks=60), num_cycles=80)
