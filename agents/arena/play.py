@@ -34,7 +34,7 @@ from nertz_env.table.games import decide_winner
 
 from ..base import Agent, Pair, pair_at_solo_error
 from .deals import DealKeys, policy_keys
-from .progress import note_stalls, stall_timer
+from .progress import note_stalls, stall_watch
 from .seat_loop import agent_actions, play_python  # noqa: F401 (re-exported: their old home)
 
 
@@ -233,13 +233,14 @@ def make_tables(plan: MatchPlan, core, keys: DealKeys, agent_at, deal, policy_rn
     return Tables(seat_agent, kinds, knobs, policy_rng, dk, hk, first_hand.astype(np.int64))
 
 
-def play_tables(config, roster: Roster, tables: Tables, games: bool, out: HandResults) -> None:
+def play_tables(config, roster: Roster, tables: Tables, games: bool, out: HandResults,
+                watch=None) -> None:
     """Play a batch of tables to their end into `out`: inside numba when every seat is a
-    core bot, else driven from Python."""
+    core bot, else driven from Python. watch: the batch's progress.StallWatch, or None."""
     if not (tables.kinds == POLICY_EXTERNAL).any():
         play_core(config, tables, games, out)
     elif not play_networks(config, roster, tables, games, out):
-        play_python(config, roster, tables, games, out)
+        play_python(config, roster, tables, games, out, watch=watch)
 
 
 CORE_NETS = True
@@ -294,12 +295,13 @@ def play_deals(plan: MatchPlan, roster: Roster, d_lo: int, d_hi: int, bar) -> Bl
         hi = min(M, lo + plan.batch_tables)
         tables = make_tables(plan, roster.core, keys, agent_at[lo:hi], dd[lo:hi],
                              pol[lo:hi].copy(), roster.roles, roster.names)
-        timer = stall_timer(bar, hi - lo, plan.config.max_ticks)   # a stalling agent: said
+        watch = stall_watch(bar, hi - lo, plan.config.max_ticks)   # a stalling agent: said
         try:
-            play_tables(plan.config, roster, tables, plan.mode == "games", out.rows(lo, hi))
+            play_tables(plan.config, roster, tables, plan.mode == "games", out.rows(lo, hi),
+                        watch)
         finally:
-            if timer is not None:
-                timer.cancel()
+            if watch is not None:
+                watch.cancel()
         note_stalls(bar, out.ticks[lo:hi], plan.config.max_ticks)
         bar.update(hi - lo)
     return Block(lu, dd, rr, agent_at, *out)

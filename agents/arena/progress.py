@@ -109,12 +109,17 @@ def precision_line(target, first: int, cap: int, unit: str, cap_from: str, hands
 
 
 STALL_SHARE = 0.5
-"""A batch whose hands reach the tick cap this often is said on screen (note_stalls)."""
+"""A batch whose hands reach the tick cap this often is said on screen (note_stalls); so is
+one whose tables are this often still playing past LONG_HAND of max_ticks (StallWatch)."""
 STALL_S = 90.0
-"""A batch of tables still playing after this many seconds is said on screen (stall_timer):
-a batch of bots plays in well under a second, one of nets in seconds."""
+"""A batch of tables still playing after this many seconds may be said on screen
+(StallWatch): a batch of bots plays in well under a second, one of nets in seconds."""
+LONG_HAND = 0.5
+"""The share of max_ticks past which a hand of the Python loop runs long (hands last about a
+hundred ticks; a stalled one runs to the cap)."""
 STALL_ADVICE = ("a weak agent (an untrained network, random moves) may stall hands until the "
                 "tick cap, and the run takes far longer than usual")
+RUNNING_LONG = "hands running long"
 
 
 def say_once(bar, line: str, postfix: str) -> None:
@@ -141,19 +146,60 @@ def note_stalls(bar, ticks, max_ticks: int) -> None:
                  "hands reach the tick cap")
 
 
-def stall_timer(bar, tables: int, max_ticks: int):
-    """A started timer that, if not cancelled within STALL_S seconds, says_once that a
-    batch of `tables` tables is still playing (None when progress is off)."""
+class StallWatch:
+    """Says once (say_once) that a batch's hands are running long, while it plays.
+
+    - A batch played inside numba (core bots, nets) shows nothing until it ends: a timer says
+      it when the batch has played STALL_S seconds (such a batch takes seconds at most).
+    - The Python loop (seat_loop.py) sees its ticks: it stops the timer (`by_ticks`) and asks
+      `check` each tick, which says it only when the batch has played STALL_S seconds and
+      STALL_SHARE of its tables are still playing past LONG_HAND of max_ticks. An agent
+      that thinks long (a `search:` agent: seconds a tick over thousands of tables) on hands
+      of normal length is never said to stall."""
+
+    def __init__(self, bar, tables: int, max_ticks: int):
+        import threading
+        import time
+        self.bar, self.tables, self.max_ticks = bar, tables, max_ticks
+        self.clock = time.monotonic
+        self.start = self.clock()
+        self.long_tick = int(max_ticks * LONG_HAND)
+        self.done = False
+        line = (f"hands are running long: a batch of {tables:,} tables has played for "
+                f"{STALL_S:.0f} s and not finished (a hand ends at max_ticks={max_ticks} at "
+                f"the latest); {STALL_ADVICE}")
+        self.timer = threading.Timer(STALL_S, say_once, (bar, line, RUNNING_LONG))
+        self.timer.daemon = True
+        self.timer.start()
+
+    def cancel(self) -> None:
+        self.timer.cancel()
+
+    def by_ticks(self) -> None:
+        """The loop reports its ticks: the timer stops, `check` decides."""
+        self.timer.cancel()
+
+    def due(self) -> bool:
+        """Whether `check` may say anything yet (one clock read)."""
+        return not self.done and self.clock() - self.start >= STALL_S
+
+    def check(self, ticks) -> None:
+        """ticks: the hand ticks of the batch's tables still playing."""
+        long = int((ticks >= self.long_tick).sum())
+        if long >= STALL_SHARE * self.tables:
+            self.done = True
+            say_once(self.bar, f"hands are running long: {long:,} of a batch of "
+                               f"{self.tables:,} tables still playing past tick "
+                               f"{self.long_tick} of max_ticks={self.max_ticks} after "
+                               f"{self.clock() - self.start:.0f} s; {STALL_ADVICE}",
+                     RUNNING_LONG)
+
+
+def stall_watch(bar, tables: int, max_ticks: int):
+    """A started StallWatch of a batch of `tables` tables (None when progress is off)."""
     if isinstance(bar, NoBar):
         return None
-    import threading
-    line = (f"hands are running long: a batch of {tables:,} tables has played for "
-            f"{STALL_S:.0f} s and not finished (a hand ends at max_ticks={max_ticks} at the "
-            f"latest); {STALL_ADVICE}")
-    timer = threading.Timer(STALL_S, say_once, (bar, line, "hands running long"))
-    timer.daemon = True
-    timer.start()
-    return timer
+    return StallWatch(bar, tables, max_ticks)
 
 
 def progress_bar(total, enabled, desc):

@@ -29,7 +29,7 @@ from nertz_env.table.games import decide_winner
 from ..base import Agent, SeatView
 
 
-def play_python(config, roster, tables, games: bool, out, labels=None):
+def play_python(config, roster, tables, games: bool, out, labels=None, watch=None):
     """The same play as play_bots_range, driven tick by tick from Python so that agents
     outside the core (torch policies, seat-view agents) can act; every table of the batch
     (tables: play.py Tables, roster: its Roster, out: its HandResults) moves in lock step.
@@ -43,7 +43,11 @@ def play_python(config, roster, tables, games: bool, out, labels=None):
     few rows. torch runs on one thread meanwhile (restored after): its second thread only
     waits for the serial numba calls (benchmarks/README.md).
     labels: a list of one dict per table to record every hand played (a Recorder on the
-    engine, labelled so); returns the Recorder, else None."""
+    engine, labelled so); returns the Recorder, else None. watch: the batch's
+    progress.StallWatch, told the live tables' ticks (hands running long, not agents
+    thinking long), or None."""
+    if watch is not None:
+        watch.by_ticks()                         # first: its timer judges by the clock only
     seat_agent, kinds, knobs, policy_rng = (tables.seat_agent, tables.kinds, tables.knobs,
                                             tables.policy_rng)
     dkeys, hkeys = tables.deal_keys, tables.hand_keys
@@ -100,6 +104,8 @@ def play_python(config, roster, tables, games: bool, out, labels=None):
                         roster.agents[i], roster.names[i], obs[a:b], masks[a:b],
                         row_t[a:b], row_s[a:b], illegal, view)
             eng.step(acts, checked=True)          # every id checked once, just above
+            if watch is not None and watch.due():
+                watch.check(st.tick[live_tables])
             if memory is not None:
                 update_memory(st, memory)         # public events of the tick (R15)
             done = np.flatnonzero(live & eng.hand_over)
