@@ -4,8 +4,10 @@
 (`gym.py`), the batched vector envs for SB3 and Gymnasium (`vector.py`, `gym_vector.py`
 over `learner_batch.py`), self-play with every seat a learner row (`selfplay.py`,
 `selfplay_sb3.py`), and what they share: episodes and rewards (`episode.py`),
-opponents (`opponents.py`, SB3 models as opponents in `frozen_policy.py`) and the
-`rgb_array` picture (`render.py`).
+opponents (`opponents.py`, SB3 models as opponents in `frozen_policy.py`; seat-view
+opponents such as `search:` get a SeatView), the public memory behind the v1 observation and
+the seat views (`memory_keeper.py`, kept only where read) and the `rgb_array` picture
+(`render.py`). `aec.py` also holds nertz_v1's entry points (`nertz_env.nertz_v1`).
 
 Modules that need SB3 (vector.py, selfplay_sb3.py) are imported on first use of their names.
 """
