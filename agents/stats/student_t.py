@@ -4,11 +4,18 @@ the distribution-level primitives under every interval of agents/stats/estimator
 Public API: ``t_quantile_975``, ``mean_ci``, ``t_pvalue``, ``holm``, ``HOLM_ALPHA``.
 tests/stats/test_stats.py checks them against scipy.
 
-Kept hand-written though scipy is now required (#41 item 6): scipy.stats.t is the same
-distribution but not the same last bits (t.ppf(0.975, 999) ends ...493 where this gives
-...489; every p-value differs near the 14th digit), and the published grids print their
-half-widths and p-values as full-precision floats, so a switch would change their bytes
-(tests/stats/test_student_t_scipy.py pins the values they were made with).
+Kept hand-written though scipy is now required, decided by measurement (2026-12-07):
+scipy.stats.t is the same distribution but not the same bits. The quantile differs in the
+last bits at large df (t.ppf(0.975, 999) ends ...493 where this gives ...489; equal at 2999)
+and by up to ~1e-10 relative below df 200 (the table's 9 decimals, the expansion's error);
+every p-value differs near the 14th digit. Every file in docs/experiments/results/*.json
+prints half-widths (and the grids p-values) as full-precision floats, so a switch changes
+all 33 of them (a grid rerun with scipy swapped in: 4 of 4 rows differ, in half_width, p,
+ci_low/high and the arms' half-widths). 14 of them judged models that were never shipped
+(runs/...), so their commands cannot be rerun to republish them; 2 retrain leagues for
+hours; the other 17 (6 grids, 5 exploitability and 5 search studies, a probe) took about
+100 minutes of wall time as published. tests/stats/test_student_t_scipy.py pins the values
+they were made with.
 """
 
 from __future__ import annotations

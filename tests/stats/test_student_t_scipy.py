@@ -1,4 +1,6 @@
-"""Why agents/stats/student_t.py stays hand-written now that scipy is required (#41 item 6):
+"""Why agents/stats/student_t.py stays hand-written now that scipy is required (its module
+docstring has the measurement: every published results JSON would change, most cannot be
+rerun):
 the published figures (docs/experiments/results/*.json: learned_grid and its kin) print
 their half-widths and p-values as full-precision floats, and scipy.stats.t gives other last
 bits at the degrees of freedom they used, so a switch would change their bytes (the
