@@ -143,7 +143,8 @@ class SearchAgent(Agent):
                 ro.first[slots[:, c], s] = a
             slot_sets.append(slots)
             j += W * C
-        rollout(ro, make_params(config), opt.horizon, 0, M)
+        rollout(ro, make_params(config), opt.horizon, 0, M, parallel=opt.threads > 1,
+                threads=opt.threads)
         for r, slots in zip(todo, slot_sets):
             v = ro.values[slots]                                   # [W, C]
             d = v - v[:, :1]

@@ -8,12 +8,15 @@ heuristic:style=STYLE. opp=base models the other teams by the base. belief=oracl
 true hidden cards (a ceiling, never an agent): refused unless cheat=yes is written too.
 The deviation rule: the best candidate is played only when its mean paired gain over the base
 move exceeds margin points AND se standard errors of that gain (over the worlds; se > 0 needs
-worlds >= 2); se=0 is the margin alone.
+worlds >= 2); se=0 is the margin alone. threads=N plays the rollouts on N numba threads
+(at most NUMBA_NUM_THREADS; the same moves as one thread).
 """
 from __future__ import annotations
 
 import math
 from typing import NamedTuple
+
+import numba
 
 from nertz_env.bot_specs import STYLES, parse_bot
 from nertz_env.core.worlds import BELIEFS
@@ -21,7 +24,7 @@ from nertz_env.core.worlds import BELIEFS
 from ..specs import checked_options
 
 SEARCH_OPTIONS = ("base", "opp", "worlds", "horizon", "belief", "margin", "se", "seed",
-                  "cheat")
+                  "cheat", "threads")
 MAX_WORLDS = 1024
 BOT_WORDS = ", ".join(STYLES) + " or heuristic:style=STYLE"
 
@@ -36,6 +39,7 @@ class SearchOptions(NamedTuple):
     seed: int | None         # None: the run's seed (make_agent's), else this
     cheat: bool              # oracle allowed
     se: float = 0.0          # ... and best minus base > se x its standard error (0: off)
+    threads: int = 1         # numba threads for the rollouts (1: serial; same moves)
 
 
 def bot_spec(spec: str, key: str, value: str) -> str:
@@ -89,6 +93,9 @@ def parse_options(spec: str, rest: str) -> SearchOptions:
     if se > 0 and worlds < 2:
         raise ValueError(f"agent {spec!r}: se={opts['se']!r} needs worlds >= 2 (a standard "
                          "error over one world is not defined)")
+    most = numba.config.NUMBA_NUM_THREADS
+    threads = _int(spec, "threads", opts.get("threads", "1"), 1, most,
+                   f"an int from 1 to {most} (this machine's NUMBA_NUM_THREADS)")
     seed = opts.get("seed")
     seed = None if seed is None else _int(spec, "seed", seed, 0, 2**63 - 1, "an int >= 0")
     cheat = opts.get("cheat", "no")
@@ -97,4 +104,5 @@ def parse_options(spec: str, rest: str) -> SearchOptions:
     if belief == "oracle" and cheat != "yes":
         raise ValueError(f"agent {spec!r}: belief=oracle reads the true hidden cards (a "
                          "ceiling, not a player); write cheat=yes to allow it")
-    return SearchOptions(base, opp, worlds, horizon, belief, margin, seed, cheat == "yes", se)
+    return SearchOptions(base, opp, worlds, horizon, belief, margin, seed, cheat == "yes", se,
+                         threads)

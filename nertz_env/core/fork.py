@@ -12,11 +12,12 @@ and call them (a handful of microseconds each).
 - fork_rows(src, dst, rows, slots, keys): dst[slots[k]] = src[rows[k]], each slot's generator
   key (state.rng: its priority draws, R22) set to keys[k]; fork_table(src, i, dst, j, keys):
   table i into slots j .. j + len(keys) - 1.
-- rollout_range / rollout_batch: from the positions as they are (no deal), every slot plays
-  its forced first moves (first[k, s] >= 0; -1: the seat's bot), then every seat its core bot
-  (kinds/knobs, core/policies.py) for `horizon` ticks in all (0: to the end of the hand);
-  values[k] = the R29 points of seat seats[k]'s team minus the mean of the other teams'
-  (scoring.relative_points, the "relative" reward) at the stop, scores[k] the hand scores.
+- rollout_range / rollout_batch (the same, its slots split among threads): from the
+  positions as they are (no deal), every slot plays its forced first moves (first[k, s] >= 0;
+  -1: the seat's bot), then every seat its core bot (kinds/knobs, core/policies.py) for
+  `horizon` ticks in all (0: to the end of the hand); values[k] = the R29 points of seat
+  seats[k]'s team minus the mean of the other teams' (scoring.relative_points, the
+  "relative" reward) at the stop, scores[k] the hand scores.
   A forced move that is not legal in its slot refuses the whole batch before any tick.
 - Rollouts (allocate_rollouts): every buffer a batch of rollouts needs, and rollout(), the
   checked Python door.
@@ -31,6 +32,7 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
+import numba
 import numpy as np
 from numba import literal_unroll, njit, prange
 
@@ -152,22 +154,22 @@ def rollout_range(st, prm, scr, masks, actions, priority, applied, kinds, knobs,
 
 @njit(cache=True, error_model="numpy", parallel=True)
 def rollout_batch(st, prm, scr, masks, actions, priority, applied, kinds, knobs, policy_rng,
-                  first, seats, horizon, values, scores):
-    """rollout_range over every slot, the slots split among threads (core/chunks.py): the same
-    results, slot for slot (launch it through core/launch.py launch_parallel)."""
-    E = st.tick.shape[0]
+                  first, seats, horizon, values, scores, lo, hi):
+    """rollout_range over slots lo..hi, the slots split among threads (core/chunks.py): the
+    same results, slot for slot (launch it through core/launch.py launch_parallel)."""
+    E = hi - lo
     k = n_chunks(E)
     bads = np.full(k, -1, np.int64)
     for c in prange(k):
-        lo, hi = chunk_bounds(c, k, E)
-        bads[c] = first_moves_range(st, prm, scr, masks, first, lo, hi)
+        a, b = chunk_bounds(c, k, E)
+        bads[c] = first_moves_range(st, prm, scr, masks, first, lo + a, lo + b)
     for c in range(k):
         if bads[c] >= 0:
             return bads[c]
     for c in prange(k):
-        lo, hi = chunk_bounds(c, k, E)
+        a, b = chunk_bounds(c, k, E)
         play_rollouts_range(st, prm, scr, masks, actions, priority, applied, kinds, knobs,
-                            policy_rng, first, seats, horizon, values, scores, lo, hi)
+                            policy_rng, first, seats, horizon, values, scores, lo + a, lo + b)
     return -1
 
 
@@ -206,24 +208,23 @@ def allocate_rollouts(config, n_slots: int) -> Rollouts:
 
 
 def rollout_args(ro: Rollouts, params: Params, horizon: int) -> tuple:
-    """The argument tuple of rollout_range (without lo, hi) / rollout_batch."""
+    """The argument tuple of rollout_range / rollout_batch (without lo, hi)."""
     return (ro.state, params, ro.scratch, ro.masks, ro.actions, ro.priority, ro.applied,
             ro.kinds, ro.knobs, ro.policy_rng, ro.first, ro.seats, horizon, ro.values,
             ro.scores)
 
 
 def rollout(ro: Rollouts, params: Params, horizon: int, lo: int = 0, hi: int | None = None,
-            parallel: bool = False) -> None:
-    """Play the rollouts of slots lo..hi (all slots with parallel=True) and leave values and
-    scores in `ro`. ValueError (one line, nothing played) for a negative horizon, a seat out of
-    range, a slot seat without a core bot (POLICY_EXTERNAL) or a forced move that is illegal
-    in its slot."""
+            parallel: bool = False, threads: int | None = None) -> None:
+    """Play the rollouts of slots lo..hi and leave values and scores in `ro`; parallel=True
+    splits the slots among numba's threads (`threads` of them for this call, else numba's
+    current count: the same values and scores, slot for slot). ValueError (one line, nothing played) for a
+    negative horizon, a seat out of range, a slot seat without a core bot (POLICY_EXTERNAL)
+    or a forced move that is illegal in its slot."""
     M = ro.state.tick.shape[0]
     hi = M if hi is None else hi
     if not isinstance(horizon, (int, np.integer)) or isinstance(horizon, bool) or horizon < 0:
         raise ValueError(f"horizon={horizon!r} must be an int >= 0 (0: to the end of the hand)")
-    if parallel and (lo, hi) != (0, M):
-        raise ValueError(f"parallel rollouts play every slot: lo=0, hi={M} (got {lo}, {hi})")
     if not 0 <= lo <= hi <= M:
         raise ValueError(f"slots lo={lo}, hi={hi} must satisfy 0 <= lo <= hi <= {M}")
     seats = ro.seats[lo:hi]
@@ -234,8 +235,16 @@ def rollout(ro: Rollouts, params: Params, horizon: int, lo: int = 0, hi: int | N
         raise ValueError(f"slot {lo + k}, seat {s}: rollouts play core bots only "
                          "(kinds POLICY_RANDOM or POLICY_SCORED), not POLICY_EXTERNAL")
     args = rollout_args(ro, params, int(horizon))
-    if parallel:
-        bad = launch_parallel(rollout_batch, *args)
+    if threads is not None and not 1 <= threads <= numba.config.NUMBA_NUM_THREADS:
+        raise ValueError(f"threads={threads!r} must be from 1 to "
+                         f"{numba.config.NUMBA_NUM_THREADS} (NUMBA_NUM_THREADS)")
+    if parallel and hi > lo:
+        before = numba.get_num_threads()
+        numba.set_num_threads(before if threads is None else int(threads))
+        try:
+            bad = launch_parallel(rollout_batch, *args, lo, hi)
+        finally:
+            numba.set_num_threads(before)
     else:
         bad = rollout_range(*args, lo, hi)
     if bad >= 0:

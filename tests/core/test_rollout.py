@@ -5,6 +5,7 @@
   from Python): after every horizon 1..30 and at the end of the hand, the whole state of the
   slot equals the real table's, array for array, at 2 and 4 teams, serial and parallel; the
   value is the "relative" points of the real scores. A fork with any other key diverges.
+  Parallel on a slice of the slots, on 1 or 2 threads: the serial results, the rest untouched.
 - the forced first move is played: forcing another legal move changes the continuation; an
   illegal forced move refuses the batch before any tick (one-line ValueError).
 - common random numbers and determinism (worlds from core/worlds.py): a candidate equal to the
@@ -94,6 +95,29 @@ def test_parallel_rollouts_equal_the_serial_ones_and_the_real_game():
     np.testing.assert_array_equal(a.values, b.values)
 
 
+@pytest.mark.parametrize("threads", [1, 2])
+def test_parallel_rollouts_of_a_slice_equal_the_serial_ones_and_leave_the_rest(threads):
+    """parallel=True on slots lo..hi (the search agent's call: its buffer is larger than a
+    tick's slots), on 1 and 2 numba threads: the serial run's states and values there, every
+    other slot untouched; numba's thread count is restored after."""
+    import numba
+    play = mid_hand(4, 12, seed=11, ticks=T0)
+    a = fork_for_rollouts(play, 3, deciding_seat=1)
+    b = fork_for_rollouts(play, 3, deciding_seat=1)
+    before = [x.copy() for x in b.state]
+    n0 = numba.get_num_threads()
+    rollout(a, play.engine.params, 12, lo=5, hi=29)
+    rollout(b, play.engine.params, 12, lo=5, hi=29, parallel=True, threads=threads)
+    assert numba.get_num_threads() == n0
+    for k in range(36):
+        assert same_table(a.state, k, b.state, k) == []
+        if not 5 <= k < 29:
+            assert all(np.array_equal(x[k], y[k]) for x, y in zip(before, b.state)), k
+    np.testing.assert_array_equal(a.values[5:29], b.values[5:29])
+    assert (b.values[:5] == 0).all() and (b.values[29:] == 0).all()
+    assert len(set(a.values[5:29].tolist())) > 3
+
+
 def test_another_key_is_another_continuation():
     """The fidelity above rests on the key: forked with other keys, most tables diverge."""
     play = mid_hand(2, 16, seed=3, ticks=T0)
@@ -141,6 +165,8 @@ def test_an_illegal_forced_move_refuses_the_batch_before_any_tick():
     (dict(lo=3, hi=2), r"^slots lo=3, hi=2 must satisfy"),
     (dict(seat=5), r"^seats must be seat numbers 0\.\.1$"),
     (dict(external=True), r"^slot 1, seat 0: rollouts play core bots only"),
+    (dict(threads=0), r"^threads=0 must be from 1 to \d+ \(NUMBA_NUM_THREADS\)$"),
+    (dict(threads=99), r"^threads=99 must be from 1 to"),
 ])
 def test_bad_arguments_are_one_line_errors(bad, match):
     play = mid_hand(2, 2, seed=1, ticks=5)
@@ -151,7 +177,7 @@ def test_bad_arguments_are_one_line_errors(bad, match):
         ro.kinds[1, 0] = 2
     with pytest.raises(ValueError, match=match):
         rollout(ro, play.engine.params, bad.get("horizon", 3), lo=bad.get("lo", 0),
-                hi=bad.get("hi"))
+                hi=bad.get("hi"), parallel="threads" in bad, threads=bad.get("threads"))
 
 
 # ------------------------------------------------------------- worlds: pairing and seeds
