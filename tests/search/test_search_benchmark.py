@@ -12,7 +12,8 @@ SPECS = ["search:worlds=1,horizon=2", "search:worlds=2,horizon=1"]
 
 
 def test_search_benchmark_rows_table_and_json(capsys):
-    argv = ["--teams", "2", "--deals", "2", "--spec", SPECS[0], "--spec", SPECS[1]]
+    argv = ["--teams", "2", "--deals", "2", "--spec", SPECS[0], "--spec", SPECS[1],
+            "--threads", "1"]
     result = bench_search.main(argv)
     rows = result["rows"]
     assert [(r["spec"], r["teams"], r["threads"]) for r in rows] == [(s, 2, 1) for s in SPECS]
@@ -31,6 +32,22 @@ def test_search_benchmark_rows_table_and_json(capsys):
     assert json.loads(lines[5]) == result and len(lines) == 6
 
 
-def test_search_benchmark_refuses_an_agent_that_does_not_search():
-    with pytest.raises(ValueError, match="must be a search: agent"):
-        bench_search.main(["--teams", "2", "--deals", "2", "--spec", "greedy"])
+def test_search_benchmark_rows_at_one_and_two_threads(capsys):
+    argv = ["--teams", "2", "--deals", "2", "--spec", SPECS[0], "--threads", "1,2"]
+    rows = bench_search.main(argv)["rows"]
+    assert [(r["spec"], r["threads"]) for r in rows] == [(SPECS[0], 1), (SPECS[0], 2)]
+    assert rows[0]["decisions"] == rows[1]["decisions"]          # the same moves
+    assert rows[0]["deviations"] == rows[1]["deviations"]
+    lines = capsys.readouterr().out.strip().splitlines()
+    assert lines[4].startswith(f"| `{SPECS[0]},threads=2` | 2 | 2 |")
+
+
+@pytest.mark.parametrize("argv, words", [
+    (["--spec", "greedy"], "must be a search: agent"),
+    (["--spec", "search", "--threads", "1,999"], "threads='999' must be an int from 1"),
+    (["--also", "no-such-revision"], "--also 'no-such-revision' must be a git revision"),
+])
+def test_search_benchmark_refuses_bad_input_before_any_run(argv, words, monkeypatch):
+    monkeypatch.setattr(bench_search, "bench", lambda *a: pytest.fail("a row was run"))
+    with pytest.raises(ValueError, match=words.replace("(", r"\(")):
+        bench_search.main(["--teams", "2", "--deals", "2", *argv])
