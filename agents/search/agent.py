@@ -82,7 +82,7 @@ class SearchAgent(Agent):
     def act_batch(self, observations, action_masks) -> np.ndarray:
         raise ValueError(f"agent {self.name!r} searches the table and plays only where it is "
                          "passed a seat view (nertz tournament, nertz experiment, nertz play "
-                         "--human); not as an env opponent yet")
+                         "--human, the envs' opponents); act_batch has no view")
 
     def candidates(self, obs, masks, base) -> list:
         """Per row: the candidate moves (base first), as in the module docstring."""
