@@ -9,10 +9,11 @@
   back exactly.
 - An agent that sees its seat's information of the engine state (agents/base.py SeatView,
   `seat_view`: a `search:` agent) plays here as in the arena's Python loop (agents/arena/
-  seat_loop.py): the session keeps the table's public memory (nertz_env/core/memory.py:
-  remembered afresh at the deal, updated after every tick) and calls act_view with a view of
-  its seats; its deal key (the seeds of its draws) is a one-way hash of the table's generator
-  key after the deal, so it follows the session's seed and says nothing of the cards.
+  seat_loop.py): the session keeps the table's public memory as the envs do (nertz_env/envs/
+  memory_keeper.py TableMemory: remembered afresh at the deal, updated after every tick) and
+  calls act_view with a view of its seats; the deal key (the seeds of the agent's draws) is
+  a one-way hash of the table's generator key after the deal: it follows the seed of a
+  seeded deal (a start layout's table is seeded 0) and says nothing of the cards.
 - A move the person asks for is checked at once against the current position: a legal one
   is queued for the next tick, anything else is refused with the rule that forbids it
   (nertz_env/table/explain.py). Positions change only at ticks, under one lock, so a queued
@@ -32,7 +33,7 @@ import numpy as np
 
 from nertz_env.actions import Move
 from nertz_env.config import RulesConfig
-from nertz_env.core.memory import allocate_memory, init_memory, update_memory
+from nertz_env.envs.memory_keeper import TableMemory
 from nertz_env.envs.opponents import for_table
 from nertz_env.engine import Engine
 from nertz_env.envs.seats import SeatDriver
@@ -40,7 +41,7 @@ from nertz_env.replay import SUFFIX, Recorder
 from nertz_env.table.explain import explain_illegal, hand_over_reason
 from nertz_env.table.table import Table
 
-from ..base import Agent, Pair, SeatView, pair_at_solo_error
+from ..base import Agent, Pair, pair_at_solo_error
 
 PERSON = "person"
 LOG_LINES = 60
@@ -157,13 +158,10 @@ class PlaySession:
         self.engine = self.table.engine
         self._driver = SeatDriver(self.engine)
         self._bot_at = dict(zip(self.bot_seats, self.bots))
-        self.memory = self.deal_keys = None     # kept only for an agent with a seat view
+        self.memory = None                    # kept only for an agent with a seat view
         if any(sees_seat(bot) for bot in self.bots):
-            st = self.engine.state
-            self.memory = allocate_memory(config, 1)
-            init_memory(st, self.memory)
-            self.deal_keys = np.array([np.random.SeedSequence(int(st.rng[0]))
-                                       .generate_state(1, np.uint64)[0]], np.uint64)
+            self.memory = TableMemory(self.engine)
+            self.memory.dealt()
         self.team = config.seat_team[seat]
         self.queued = None                    # the person's move for the next tick (a Move)
         self.queued_tick = None               # the tick whose position it was checked on
@@ -217,9 +215,7 @@ class PlaySession:
             bot, k = self._bot_at[need[rows[0]]], np.array(rows)
             name = self.agents[need[rows[0]]]
             if sees_seat(bot):
-                ids = bot.act_view(SeatView(self.config, self.engine.state, self.memory,
-                                            self.deal_keys, rows_t[k], rows_s[k], obs[k],
-                                            legal[k]))
+                ids = bot.act_view(self.memory.view(rows_t[k], rows_s[k], obs[k], legal[k]))
             elif callable(getattr(bot, "act_batch", None)):
                 ids = bot.act_batch(obs[k], legal[k])
             else:
@@ -244,7 +240,7 @@ class PlaySession:
                 moves[self.seat] = mine
             res = self.table.step(moves)
             if self.memory is not None:
-                update_memory(self.engine.state, self.memory)   # the tick's public events
+                self.memory.ticked()              # the tick's public events
             self.last_moves = {s: str(m) for s, m in moves.items()}
             for s in sorted(moves):
                 m = moves[s]

@@ -29,7 +29,7 @@ def scripted_hand(config, against, seed, path, deal_key=None) -> PlaySession:
     the session's own (to meet the arena's)."""
     sess = PlaySession(config, against=against, seed=seed, replay_out=path)
     if deal_key is not None:
-        sess.deal_keys[:] = deal_key
+        sess.memory.deal_keys[:] = deal_key
     person = make_agent(RB)
     while not sess.table.hand_over:
         obs, mask = sess.observation()
