@@ -47,7 +47,6 @@ from ..core.batch import (
     vec_step_observe_batch,
     vec_step_observe_range,
 )
-from ..core.observe import OBS_DIM
 from ..core.observe_memory import vec_step_memory_batch, vec_step_memory_range
 from ..core.policies import POLICY_EXTERNAL, new_policy_arrays
 from ..engine import Engine

@@ -238,7 +238,8 @@ def test_bad_memory_and_rows_are_one_line_errors():
     play = Remembered("two", 2, seed=1)
     st, cfg = play.engine.state, play.config
     with pytest.raises(ValueError, match=r"memory must be the int32 array \[2, 2, 71\]"):
-        observe_v1_rows(st, cfg, play.memory.astype(np.int64), [0], [0], scratch=play.engine.scratch)
+        observe_v1_rows(st, cfg, play.memory.astype(np.int64), [0], [0],
+                        scratch=play.engine.scratch)
     with pytest.raises(ValueError, match="rows: tables are 0..1 and seats 0..1"):
         observe_v1_rows(st, cfg, play.memory, [2], [0], scratch=play.engine.scratch)
     with pytest.raises(ValueError, match="v0 must be float32"):
