@@ -4,6 +4,10 @@
                                              the memory belief, margin 0
     search:worlds=64,horizon=10,belief=uniform,margin=0.5,seed=3
     search:base=cautious,opp=greedy          base and the other teams' model: core bots
+    search:base=learned,rollout=river-builder  the base move from the shipped net, rollouts
+                                             by a core bot
+    search:se=1,threads=2                    deviate only a standard error clear of the base;
+                                             rollouts on two numba threads
     search:belief=oracle,cheat=yes           the true hidden cards: a ceiling, never a player
 
 spec.py parses the options (one line naming a bad option), agent.py holds SearchAgent (the
@@ -23,4 +27,5 @@ def parse_search(spec: str, rest: str, seed=None) -> SearchAgent:
     return SearchAgent(parse_options(spec, rest), name=spec, seed=seed)
 
 
-__all__ = ["SEARCH_OPTIONS", "SearchAgent", "SearchOptions", "SearchResult", "parse_options", "parse_search"]
+__all__ = ["SEARCH_OPTIONS", "SearchAgent", "SearchOptions", "SearchResult", "parse_options",
+           "parse_search"]

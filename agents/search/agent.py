@@ -3,7 +3,8 @@
 Per call (agents/base.py SeatView: every table of the batch where it holds a ready seat):
 - the base move: the base bot's move for the seat, by the core bot's rule on the engine's
   state (nertz_env/core/policies.py scored_moves, all rows in one numba call; the move
-  agents/python_policies.py computes from the seat's observation, tests/search);
+  agents/python_policies.py computes from the seat's observation, tests/search); with
+  base=learned, the shipped net's move on the seat's observation;
 - candidates: the seat's legal moves under `useful-shifts` (agents/constraints.py: no River
   shifts back and forth), Wait only where the base waits, the base move always; fewer than
   two: the base move, no search;
@@ -12,8 +13,9 @@ Per call (agents/base.py SeatView: every table of the batch where it holds a rea
   key, hand, tick, seat), each world in C slots, one per candidate, all with the world's
   priority key (common random numbers);
 - in every slot the candidate is the seat's forced first move; every other seat plays its
-  model's move on the position (its team's seats the base, the other teams the opp bot: their
-  visible cards are the same in every world, so it is their move on the real table); then
+  model's move on the position (its team's seats the rollout bot, by default the base; the
+  other teams the opp bot: their visible cards are the same in every world, so it is their
+  move on the real table); then
   every seat its bot for `horizon` ticks (nertz_env/core/fork.py rollout, one call for all
   decisions of the call);
 - gain of candidate c: the mean over worlds of its relative points minus the base move's;
@@ -39,7 +41,7 @@ from nertz_env.core.worlds import BELIEFS, fork_worlds, world_seeds
 from ..base import Agent
 from ..bots import ScoredAgent
 from ..constraints import check_constraint, constrain
-from .spec import SearchOptions
+from .spec import NET_BASES, SearchOptions
 
 CANDIDATE_CONSTRAINT = "useful-shifts"
 
@@ -67,7 +69,13 @@ class SearchAgent(Agent):
         self.options = options
         self.name = name
         self.seed = int(options.seed if options.seed is not None else (seed or 0))
-        self.base = _scored(options.base)
+        if options.base in NET_BASES:                # the base move from a net
+            from ..registry import make_agent
+            self.base = make_agent(options.base, seed=self.seed)
+        else:
+            self.base = _scored(options.base)
+        self.team_bot = _scored(options.rollout or options.base)   # the team in rollouts
+        self._base_told = (None, None)   # (config, the net base told that table)
         self.opp = _scored(options.opp)
         self.belief = BELIEFS[options.belief]
         self.cid = check_constraint(CANDIDATE_CONSTRAINT)
@@ -108,8 +116,13 @@ class SearchAgent(Agent):
         the worlds, and the move the deviation rule chooses (choose). Rows with fewer than
         two candidates are not searched: the base move alone, gain 0, not counted."""
         obs, masks = np.asarray(view.observations), np.asarray(view.masks)
-        base = scored_moves(view.state, view.config, view.rows, view.seats, masks,
-                            self.base.knobs)
+        if isinstance(self.base, ScoredAgent):
+            base = scored_moves(view.state, view.config, view.rows, view.seats, masks,
+                                self.base.knobs)
+        else:
+            if self._base_told[0] is not view.config:      # the net told the table's rules
+                self._base_told = (view.config, self.base.for_table(view.config))
+            base = np.asarray(self._base_told[1].act_batch(obs, masks), np.int64)
         cands = self.candidates(obs, masks, base)
         zero = np.zeros(1)
         out = [SearchResult((int(base[r]),), zero, zero, int(base[r]), False)
@@ -123,7 +136,7 @@ class SearchAgent(Agent):
         ro = self._rollouts(config, M)
         pairs, self_pairs = state_pairs(st, ro.state), state_pairs(ro.state, ro.state)
         seat_team = np.asarray(config.seat_team)
-        base_bot, opp_bot = self.base.core_policy(), self.opp.core_policy()
+        base_bot, opp_bot = self.team_bot.core_policy(), self.opp.core_policy()
         ro.first[:M] = -1
         slot_sets, j = [], 0
         for r in todo:

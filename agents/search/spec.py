@@ -2,10 +2,13 @@
 
     search:base=river-builder,opp=base,worlds=16,horizon=20,belief=memory,margin=0,se=0,seed=S
 
-base and opp name core bots, the only policies the rollout kernel plays (nertz_env/core/
-policies.py): greedy, a heuristic style (balanced, lake-rush, river-builder, cautious) or
-heuristic:style=STYLE. opp=base models the other teams by the base. belief=oracle reads the
-true hidden cards (a ceiling, never an agent): refused unless cheat=yes is written too.
+base, rollout and opp name core bots, the only policies the rollout kernel plays
+(nertz_env/core/policies.py): greedy, a heuristic style (balanced, lake-rush, river-builder,
+cautious) or heuristic:style=STYLE; base may also be `learned` (the base move from the
+shipped net on the seat's observation). rollout plays the seat's team in the rollouts
+(default: the base, river-builder when the base is learned); opp=base models the other teams
+by the rollout bot. belief=oracle reads the true hidden cards (a ceiling, never an agent):
+refused unless cheat=yes is written too.
 The deviation rule: the best candidate is played only when its mean paired gain over the base
 move exceeds margin points AND se standard errors of that gain (over the worlds; se > 0 needs
 worlds >= 2); se=0 is the margin alone. threads=N plays the rollouts on N numba threads
@@ -23,8 +26,9 @@ from nertz_env.core.worlds import BELIEFS
 
 from ..specs import checked_options
 
-SEARCH_OPTIONS = ("base", "opp", "worlds", "horizon", "belief", "margin", "se", "seed",
-                  "cheat", "threads")
+SEARCH_OPTIONS = ("base", "opp", "rollout", "worlds", "horizon", "belief", "margin", "se",
+                  "seed", "cheat", "threads")
+NET_BASES = ("learned",)     # base moves from a net (the shipped family); rollouts: core bots
 MAX_WORLDS = 1024
 BOT_WORDS = ", ".join(STYLES) + " or heuristic:style=STYLE"
 
@@ -40,6 +44,7 @@ class SearchOptions(NamedTuple):
     cheat: bool              # oracle allowed
     se: float = 0.0          # ... and best minus base > se x its standard error (0: off)
     threads: int = 1         # numba threads for the rollouts (1: serial; same moves)
+    rollout: str = ""        # the core bot that plays the seat's team in the rollouts
 
 
 def bot_spec(spec: str, key: str, value: str) -> str:
@@ -50,8 +55,9 @@ def bot_spec(spec: str, key: str, value: str) -> str:
     except ValueError:
         bot = None
     if bot is None or bot.kind == "random":
+        also = " (or learned, the base move from the shipped net)" if key == "base" else ""
         raise ValueError(f"agent {spec!r}: {key}={value!r} must be a core bot the rollouts "
-                         f"play: {BOT_WORDS}")
+                         f"play: {BOT_WORDS}{also}")
     return text
 
 
@@ -64,9 +70,16 @@ def _int(spec, key, value, lo, hi, what):
 def parse_options(spec: str, rest: str) -> SearchOptions:
     """SearchOptions of `search[:OPTIONS]` (rest: the text after 'search:')."""
     opts = checked_options(spec, rest, "search", SEARCH_OPTIONS)
-    base = bot_spec(spec, "base", opts.get("base", "river-builder"))
+    base = opts.get("base", "river-builder")
+    if base not in NET_BASES:
+        base = bot_spec(spec, "base", base)
+    rollout = opts.get("rollout")
+    if rollout is None:
+        rollout = "heuristic:style=river-builder" if base in NET_BASES else base
+    else:
+        rollout = bot_spec(spec, "rollout", rollout)
     opp = opts.get("opp", "base")
-    opp = base if opp == "base" else bot_spec(spec, "opp", opp)
+    opp = rollout if opp == "base" else bot_spec(spec, "opp", opp)
     worlds = _int(spec, "worlds", opts.get("worlds", "16"), 1, MAX_WORLDS,
                   f"an int from 1 to {MAX_WORLDS}")
     h = opts.get("horizon", "20")
@@ -105,4 +118,4 @@ def parse_options(spec: str, rest: str) -> SearchOptions:
         raise ValueError(f"agent {spec!r}: belief=oracle reads the true hidden cards (a "
                          "ceiling, not a player); write cheat=yes to allow it")
     return SearchOptions(base, opp, worlds, horizon, belief, margin, seed, cheat == "yes", se,
-                         threads)
+                         threads, rollout)
