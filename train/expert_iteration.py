@@ -51,6 +51,9 @@ def parser():
     p.add_argument("--workers", type=int, default=1, help="labelling processes")
     p.add_argument("--ray", default=None, metavar="ADDRESS",
                    help="label on Ray (auto, an address, or local for a local instance)")
+    p.add_argument("--labels-from", default=None, metavar="RUN",
+                   help="copy a generation's labels from another run where they are the "
+                        "same (same net, search, seed, deals): only the distillation differs")
     p.add_argument("--epochs", type=int, default=4)
     p.add_argument("--batch", type=int, default=1024)
     p.add_argument("--lr", type=float, default=1e-4)
@@ -126,6 +129,9 @@ def generation(out: Path, g: int, prev: str, args, rec: dict) -> dict:
     for fmt, deals in fm.items():                  # labels/FORMAT/: each whole or absent
         if (labels / fmt / "labels.json").is_file():
             continue
+        if args.labels_from and reuse(Path(args.labels_from) / f"gen{g}" / "labels" / fmt,
+                                      labels / fmt, prev, deals, g, args):
+            continue
         log(f"gen{g}: labelling {fmt} ({deals} deals) with {prev}")
         write_labels(labels / fmt, prev, formats=[fmt], deals=deals,
                      seed=args.seed * 1000 + g, search=args.search, opponent=args.opponent,
@@ -155,6 +161,29 @@ def generation(out: Path, g: int, prev: str, args, rec: dict) -> dict:
     log(f"gen{g}: {row['diff']:+.2f} [{row['ci_low']:+.2f}, {row['ci_high']:+.2f}] points "
         "per hand against the previous generation")
     return row
+
+
+def reuse(src: Path, dst: Path, prev: str, deals: int, g: int, args) -> bool:
+    """Copy another run's labels of this generation when they are the ones this run would
+    write (same net bytes, search, opponent, seed, deals, block, stride): labels depend on
+    nothing else (agents/training/labels.py), so only the distillation differs."""
+    import json
+    import shutil
+    from agents.training.labels import sha256_file
+    try:
+        info = json.loads((src / "labels.json").read_text())
+    except (OSError, ValueError):
+        return False
+    want = {"net_sha256": sha256_file(prev), "search": args.search, "seed": args.seed * 1000 + g,
+            "opponent": args.opponent, "deals": deals, "block": args.block,
+            "stride": args.stride}
+    if any(info.get(k) != v for k, v in want.items()):
+        log(f"gen{g}: {src} holds other labels; labelling anew")
+        return False
+    shutil.copytree(src, dst.with_name(dst.name + ".partial"), dirs_exist_ok=True)
+    dst.with_name(dst.name + ".partial").rename(dst)
+    log(f"gen{g}: labels copied from {src}")
+    return True
 
 
 def merged(parts) -> tuple:

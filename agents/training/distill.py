@@ -11,9 +11,10 @@ constrained mask left two or more moves):
   errors as if independent: common random numbers make the true one smaller, so the rule is
   cautious). A row where the net's move is not a candidate (Wait where the base does not
   wait) has no target.
-- *keep what PPO learned* elsewhere and everywhere: `kl` x KL(anchor || net) over the legal
-  moves, the anchor the frozen starting network.
-Loss = (sum of the targets' cross-entropies + kl x sum of every row's KL) / batch rows.
+- *keep what PPO learned* elsewhere: on every row without a target, `kl` x KL(anchor || net)
+  over the legal moves, the anchor the frozen starting network (not on target rows, where it
+  would pull against search's move).
+Loss = (sum of the targets' cross-entropies + kl x sum of the other rows' KL) / batch rows.
 
 The network is the shipped `learned`'s architecture (agents/learned/weights.py: Linear+Tanh
 layers, a masked action head), so the result is written in the safe format (`ppo:NAME.npz`
@@ -118,7 +119,8 @@ def _loss(actor, anchor, obs, legal, target, kl: float):
     kls = torch.where(legal, p0 * (logp0 - logp), torch.zeros_like(logp)).sum(dim=1)
     has = target >= 0
     ce = -logp[has, target[has]].sum() if bool(has.any()) else logp.sum() * 0.0
-    return (ce + kl * kls.sum()) / len(obs), float(ce.detach()), float(kls.sum().detach())
+    kls = kls[~has].sum()                  # elsewhere only: never against a target
+    return (ce + kl * kls) / len(obs), float(ce.detach()), float(kls.detach())
 
 
 def measure(actor, anchor, obs, legal, target) -> dict:

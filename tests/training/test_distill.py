@@ -99,3 +99,21 @@ def test_bad_settings_are_one_line():
         DistillConfig(lr=0).check()
     with pytest.raises(ValueError, match="distill epochs=0 must be an int >= 1"):
         DistillConfig(epochs=0).check()
+
+
+def test_the_kl_keeps_only_rows_without_a_target(labels):
+    from agents.training.distill import _loss
+    actor, _ = load_actor(NET)
+    anchor, _ = load_actor(NET)
+    with torch.no_grad():
+        actor[-1].bias.add_(torch.linspace(-1, 1, 322))          # away from the anchor
+    obs = torch.from_numpy(labels["obs"][:64])
+    legal = torch.from_numpy(np.unpackbits(labels["legal"][:64], axis=1, count=322)
+                             .astype(bool))
+    first = legal.float().argmax(dim=1)
+    every = first.clone()                                        # a target on every row
+    loss, ce, kl = _loss(actor, anchor, obs, legal, every, kl=5.0)
+    assert kl == 0.0 and float(loss) == pytest.approx(ce / 64, rel=1e-6)
+    none = torch.full_like(first, -1)                            # no target anywhere
+    loss, ce, kl = _loss(actor, anchor, obs, legal, none, kl=5.0)
+    assert ce == 0.0 and kl > 0.01 and float(loss) == pytest.approx(5.0 * kl / 64, rel=1e-5)

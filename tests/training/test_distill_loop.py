@@ -33,6 +33,16 @@ def test_a_tiny_generation_then_resume(tmp_path, one_torch_thread, capsys):
     assert "--lr was 0.0001 in this run, now 0.01" in capsys.readouterr().err
     assert main(["--out", str(out)] + TINY) == 2                     # not without --resume
     assert "--resume" in capsys.readouterr().err
+    other = tmp_path / "other"                  # the same labels, another distillation
+    assert main(["--out", str(other), "--labels-from", str(out)] + TINY + ["--lr", "3e-4"]) == 0
+    assert "labels copied from" in capsys.readouterr().out
+    a, b = (d / "gen1" / "labels" / "2teams" for d in (out, other))
+    assert sorted(p.name for p in a.iterdir()) == sorted(p.name for p in b.iterdir())
+    assert all((a / p.name).read_bytes() == p.read_bytes() for p in b.iterdir())
+    assert (other / "gen1" / "model.npz").read_bytes() != (g1 / "model.npz").read_bytes()
+    third = tmp_path / "third"                  # other labels (another seed): labelled anew
+    assert main(["--out", str(third), "--labels-from", str(out)] + TINY[:-1] + ["2"]) == 0
+    assert "holds other labels" in capsys.readouterr().out
 
 
 def test_bad_options_refused_before_any_work(tmp_path, capsys):
