@@ -10,7 +10,12 @@ deal keys (nertz_env/envs/opponents.py SeatRows, envs/memory_keeper.py), never w
 - the view is the env's: the agent receives the env's state arrays, a memory equal to one the
   test keeps itself, the learner's seat never, and its table's rows only;
 - v0 observations are unchanged by a search opponent (the memory it needs is kept apart);
-- snapshots of an env with a viewer restore its memory.
+- snapshots of an env with a viewer restore its memory;
+- NO PEEKING end to end: an env (3 teams, v1 learner, search opponents under the memory and
+  uniform beliefs) restored to its first position with the cards no seat saw in 150 ticks
+  permuted replays the same learner v1 observations and the same search moves; the oracle
+  belief changes its moves (negative control), and so does a view whose memory leaks the true
+  Stream (seen failing with envs/memory_keeper.py view() broken that way).
 """
 from __future__ import annotations
 
@@ -159,3 +164,77 @@ def test_the_ecosystems_checkers_pass_v1_and_a_search_opponent():
                           opponents=make_agent(SEARCH)), skip_render_check=True)
     parallel_api_test(nertz_v1.parallel_env(num_teams=3, max_ticks=60), num_cycles=80)
     api_test(nertz_v1.env(num_teams=2, max_ticks=60), num_cycles=80)
+
+
+# ---------------------------------------------------------------------------- no peeking
+def never_seen(states) -> dict:
+    """{team: card ids never a waste or Nertz top at a tick boundary} over table 0's states."""
+    T = states[0].waste_n.shape[1]
+    seen = {t: set() for t in range(T)}
+    for st in states:
+        for t in range(T):
+            k, q = int(st.waste_n[0, t]), int(st.nertz_n[0, t])
+            if k:
+                seen[t].add(int(st.stream[0, t, k - 1]))
+            if q:
+                seen[t].add(int(st.nertz[0, t, q - 1]))
+    return {t: set(range(52)) - cards for t, cards in seen.items()}
+
+
+def permuted(engine_arrays: dict, unseen: dict, seed: int) -> dict:
+    """A copy of a snapshot's engine arrays with each team's never-seen cards shuffled among
+    the hidden positions (below the Nertz top, the Stream but the waste top) they hold."""
+    out = {k: v.copy() for k, v in engine_arrays.items()}
+    g = np.random.default_rng(seed)
+    for t, cards in unseen.items():
+        n, k = int(out["nertz_n"][0, t]), int(out["waste_n"][0, t])
+        places = [("nertz", d) for d in range(n - 1) if out["nertz"][0, t, d] in cards]
+        places += [("stream", d) for d in range(int(out["stream_n"][0, t]))
+                   if d != k - 1 and out["stream"][0, t, d] in cards]
+        values = [int(out[f][0, t, d]) for f, d in places]
+        for (f, d), c in zip(places, g.permutation(values)):
+            out[f][0, t, d] = c
+    return out
+
+
+def play_moves(env, ticks, learner_moves=None):
+    """(every seat's ids per tick, v1 observations, states) of `ticks` steps; the learner
+    plays fixed_learner or the given ids."""
+    ids, obs, states = [], [], []
+    for i in range(ticks):
+        a = fixed_learner(env.action_masks()) if learner_moves is None else learner_moves[i]
+        o, r, te, tr, info = env.step(a)
+        ids.append(env.engine.actions[0].copy())
+        obs.append(o)
+        states.append(tuple(x.copy() for x in env.engine.state))
+        if te or tr:
+            break
+    return ids, obs, states
+
+
+@pytest.mark.parametrize("spec, peeks", [(SEARCH, False),
+                                         ("search:worlds=2,horizon=5,belief=uniform", False),
+                                         ("search:worlds=2,horizon=5,belief=oracle,cheat=yes",
+                                          True)])
+def test_an_env_with_a_search_opponent_shows_and_uses_only_what_seats_may_know(spec, peeks):
+    """Permuting the cards no seat sees during the play leaves every learner v1 observation
+    and every search move of the env the same; the oracle belief (negative control) changes
+    its moves, and so does an env whose view leaked the true Stream into the memory."""
+    from nertz_env.core.state import NertzState
+
+    env = NertzGymEnv(num_teams=3, max_ticks=200, observation="v1", opponents=make_agent(spec))
+    env.reset(seed=15)
+    start = env.get_state()
+    ids, obs, states = play_moves(env, 150)
+    unseen = never_seen([NertzState(*s) for s in states] + [NertzState(**start["engine"])])
+    assert sum(map(len, unseen.values())) > 0
+    twin = dict(start, engine=permuted(start["engine"], unseen, seed=3))
+    assert any(not np.array_equal(twin["engine"][f], start["engine"][f])
+               for f in ("stream", "nertz"))
+    env.set_state(twin)
+    ids2, obs2, _ = play_moves(env, len(ids), [int(i[0]) for i in ids])
+    same = len(ids2) == len(ids) and all(np.array_equal(a, b) for a, b in zip(ids, ids2))
+    assert same != peeks
+    if not peeks:
+        for a, b in zip(obs, obs2):
+            np.testing.assert_array_equal(a, b)
