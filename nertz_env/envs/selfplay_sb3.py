@@ -28,8 +28,8 @@ class NertzSelfPlayVecEnv(NertzVecEnv):
     docstring); reset, seeding, options, step and `info["episode"]` as NertzVecEnv."""
 
     def __init__(self, n_tables: int = 16, config=None, seed=0, reward: str = "score",
-                 **rules):
-        attach_selfplay(self, n_tables, config, seed, reward, rules)
+                 observation: str = "v0", **rules):
+        attach_selfplay(self, n_tables, config, seed, reward, rules, observation)
         self._next_seed = check_seed(seed)          # the next reset's only (NertzVecEnv)
         self._dealt = False
         self._start_episodes()

@@ -10,7 +10,8 @@ the seat remembers (core/observe_memory.py).
   keeps itself (init at each deal, update after each tick), so an env that skipped an update
   or a re-deal's init fails; a finished hand's final observation carries its block;
 - spaces sized right (1019), ids/names versioned, a bad observation value one line;
-- snapshots keep the memory: get_state / set_state continue with the same v1 observations.
+- snapshots keep the memory: get_state / set_state continue with the same v1 observations;
+- the self-play env too (every seat a row, final_obs replayed exactly).
 """
 from __future__ import annotations
 
@@ -228,3 +229,41 @@ def test_the_v1_fingerprint_sees_its_block(monkeypatch):
         return (obs, *rest)
     monkeypatch.setattr(pz.NertzParallelEnv, "step", shifted)
     assert fingerprint("v1") != base
+
+
+def test_selfplay_v1_is_v0_plus_every_seats_memory():
+    from nertz_env.envs.selfplay import NertzSelfPlayGymVectorEnv
+    kw = dict(num_teams=2, max_ticks=50, seed=2)
+    s0 = NertzSelfPlayGymVectorEnv(3, **kw)
+    s1 = NertzSelfPlayGymVectorEnv(3, observation="v1", **kw)
+    assert s1.single_observation_space.shape == (V1_OBS_DIM,)
+    o0, _ = s0.reset(seed=2)
+    o1, _ = s1.reset(seed=2)
+    keep = Keeper(s1.engine)
+    rows = (s1.row_table, s1.row_seat)
+    shadow = Engine(s1.config, n_tables=3)
+    rng, finals = np.random.default_rng(5), 0
+    for _ in range(120):
+        np.testing.assert_array_equal(o1[:, :OBS_DIM], o0)
+        np.testing.assert_array_equal(o1, keep.v1(*rows))
+        acts = np.array([learner(m, rng) for m in s0.action_masks()])
+        for dst, src in zip(shadow.state, s1.engine.state):
+            dst[...] = src
+        shadow.refresh_masks()
+        r0, r1 = s0.step(acts), s1.step(acts)
+        o0, o1 = r0[0], r1[0]
+        for x, y in zip(r0[1:-1], r1[1:-1]):
+            np.testing.assert_array_equal(x, y)
+        done = np.flatnonzero(r1[2] | r1[3])
+        if done.size:
+            shadow.step(s1.engine.actions.copy(), checked=True)
+            update_memory(shadow.state, keep.mem)
+            want = observe_v1_rows(shadow.state, s1.config, keep.mem, rows[0][done],
+                                   rows[1][done], scratch=shadow.scratch)
+            for j, r in enumerate(done):
+                np.testing.assert_array_equal(r1[-1]["final_obs"][r][:OBS_DIM],
+                                              r0[-1]["final_obs"][r])
+                np.testing.assert_array_equal(r1[-1]["final_obs"][r], want[j])
+                finals += 1
+        update_memory(s1.engine.state, keep.mem)
+    assert finals > 0
