@@ -31,7 +31,7 @@ PROG = "python -m train.expert_iteration"
 DEFAULT_INIT = "agents/learned/models/learned_stacking.npz"
 RECORD = "expert_iteration.json"
 OPTIONS = ("init", "formats", "search", "opponent", "seed", "block", "stride", "epochs",
-           "batch", "lr", "kl", "z", "margin", "judge_deals", "judge_seed")
+           "batch", "lr", "kl", "z", "margin", "mode", "beta", "judge_deals", "judge_seed")
 
 
 def parser():
@@ -60,6 +60,8 @@ def parser():
     p.add_argument("--kl", type=float, default=1.0, help="weight of KL to the starting net")
     p.add_argument("--z", type=float, default=1.0, help="standard errors of evidence")
     p.add_argument("--margin", type=float, default=0.0, help="points of evidence")
+    p.add_argument("--mode", default="hard", help="hard or soft targets (distill.py)")
+    p.add_argument("--beta", type=float, default=2.0, help="soft: the tilt per point")
     p.add_argument("--judge-deals", type=int, default=500)
     p.add_argument("--judge-seed", type=int, default=7000)
     return p
@@ -88,7 +90,8 @@ def check(args) -> dict:
     for name in ("seed", "judge_seed"):
         if getattr(args, name) < 0:
             raise ValueError(f"--{name.replace('_', '-')} must be an int >= 0")
-    DistillConfig(args.epochs, args.batch, args.lr, args.kl, args.z, args.margin).check()
+    DistillConfig(args.epochs, args.batch, args.lr, args.kl, args.z, args.margin, 0,
+                  args.mode, args.beta).check()
     args.init = str(Path(check_net(args.init)).resolve())
     from agents.registry import make_agent
     make_agent(args.search, seed=0)
@@ -143,7 +146,7 @@ def generation(out: Path, g: int, prev: str, args, rec: dict) -> dict:
         lab, infos = merged([read_labels(labels / fmt) for fmt in fm])
         log(f"gen{g}: distilling on {len(lab['net_move'])} rows")
         cfg = DistillConfig(args.epochs, args.batch, args.lr, args.kl, args.z, args.margin,
-                            args.seed + g)
+                            args.seed + g, args.mode, args.beta)
         actor, meta, fig = distill(lab, prev, cfg, log=log)
         save_distilled(actor, meta, model, {"algorithm": "expert_iteration", "generation": g,
                                             "init": prev, "labels": str(labels),

@@ -15,6 +15,10 @@ constrained mask left two or more moves):
   over the legal moves, the anchor the frozen starting network (not on target rows, where it
   would pull against search's move).
 Loss = (sum of the targets' cross-entropies + kl x sum of the other rows' KL) / batch rows.
+mode="soft" (`tilts`) moves every searched row only as far as its evidence goes instead:
+the target is the start's policy times exp(beta x the gain over the net's move, shrunk by z
+standard errors), over the legal moves, and the loss KL(target || net) (kl x on rows with no
+tilt, where the target is the start itself).
 
 The network is the shipped `learned`'s architecture (agents/learned/weights.py: Linear+Tanh
 layers, a masked action head), so the result is written in the safe format (`ppo:NAME.npz`
@@ -47,6 +51,8 @@ class DistillConfig(NamedTuple):
     z: float = 1.0           # evidence: the gain over the net's move > z standard errors
     margin: float = 0.0      # ... and > margin points
     seed: int = 0
+    mode: str = "hard"       # hard: search's move as the target; soft: the start tilted
+    beta: float = 2.0        # soft: the tilt per point of evidence
 
     def check(self) -> "DistillConfig":
         for name in ("epochs", "batch"):
@@ -59,7 +65,44 @@ class DistillConfig(NamedTuple):
                     or (name == "lr" and v == 0):
                 raise ValueError(f"distill {name}={v!r} must be a finite number "
                                  f"{'> 0' if name == 'lr' else '>= 0'}")
+        if self.mode not in ("hard", "soft"):
+            raise ValueError(f"distill mode={self.mode!r} must be hard or soft")
+        if not isinstance(self.beta, (int, float)) or not np.isfinite(self.beta) \
+                or self.beta < 0:
+            raise ValueError(f"distill beta={self.beta!r} must be a finite number >= 0")
         return self
+
+
+def _evidence(labels: dict, z: float):
+    """(candidates int64 [n, K], legal-for-the-net ok [n, K], gain over the net's move
+    [n, K], its standard error [n, K], the net's move found among the candidates [n])."""
+    cand = labels["candidates"].astype(np.int64)
+    n, K = cand.shape
+    legal = np.unpackbits(labels["legal"], axis=1, count=N_ACTIONS).astype(bool)
+    ok = (cand >= 0) & legal[np.arange(n)[:, None], np.maximum(cand, 0)] \
+        & labels["searched"][:, None]
+    at = cand == labels["net_move"].astype(np.int64)[:, None]
+    has = at.any(axis=1) & ok.any(axis=1)
+    j = at.argmax(axis=1)
+    r = np.arange(n)
+    g, se = labels["gains"].astype(np.float64), labels["se"].astype(np.float64)
+    diff = g - np.where(has, g[r, j], 0.0)[:, None]
+    col = np.arange(K)[None, :]
+    se_d = np.where(col == 0, se[r, j][:, None], np.where((j == 0)[:, None], se,
+                                                           np.hypot(se, se[r, j][:, None])))
+    return cand, ok & has[:, None], diff, se_d, has
+
+
+def tilts(labels: dict, beta: float = 2.0, z: float = 1.0) -> tuple:
+    """Soft targets: (moves int64 [n, K], tilt float32 [n, K]): per candidate the net may
+    play, beta x its gain over the net's move shrunk toward 0 by z standard errors
+    (sign(d) max(0, |d| - z se)); 0 elsewhere. The target is the start's policy times
+    exp(tilt), normalised over the legal moves: it moves only as far as the evidence goes."""
+    cand, ok, diff, se_d, _ = _evidence(labels, z)
+    shrunk = np.sign(diff) * np.maximum(0.0, np.abs(diff) - z * np.nan_to_num(se_d, nan=np.inf,
+                                                                                posinf=np.inf))
+    tilt = np.where(ok, beta * shrunk, 0.0)
+    return np.where(ok, cand, 0), np.nan_to_num(tilt).astype(np.float32)
 
 
 def targets(labels: dict, z: float = 1.0, margin: float = 0.0) -> np.ndarray:
@@ -110,6 +153,19 @@ def _linear(w, b):
     return m
 
 
+def _soft_loss(actor, anchor, obs, legal, moves, tilt, kl: float):
+    """(the batch's loss, the tilted rows' KL(target || net) sum, the other rows' sum)."""
+    logp = masked_logp(actor, obs, legal)
+    with torch.no_grad():
+        logp0 = masked_logp(anchor, obs, legal)
+        boost = torch.zeros_like(logp0).scatter_add_(1, moves, tilt)
+        t = torch.log_softmax((logp0 + boost).masked_fill(~legal, -1e8), dim=1)
+    kls = torch.where(legal, t.exp() * (t - logp), torch.zeros_like(logp)).sum(dim=1)
+    tilted = (tilt != 0).any(dim=1)
+    a, b = kls[tilted].sum(), kls[~tilted].sum()
+    return (a + kl * b) / len(obs), float(a.detach()), float(b.detach())
+
+
 def _loss(actor, anchor, obs, legal, target, kl: float):
     """(the batch's loss, its cross-entropy sum, its KL sum)."""
     logp = masked_logp(actor, obs, legal)
@@ -156,6 +212,7 @@ def distill(labels: dict, init, cfg: DistillConfig = DistillConfig(), log=None) 
     legal = torch.from_numpy(np.unpackbits(labels["legal"], axis=1, count=N_ACTIONS)
                              .astype(bool))
     target = torch.from_numpy(targets(labels, cfg.z, cfg.margin))
+    moves, tilt = (torch.from_numpy(a) for a in tilts(labels, cfg.beta, cfg.z))
     held = torch.from_numpy(labels["deal"] % 10 == 0)
     train_rows = np.flatnonzero(~held.numpy())
     ev = lambda: measure(actor, anchor, obs[held], legal[held], target[held])  # noqa: E731
@@ -168,7 +225,11 @@ def distill(labels: dict, init, cfg: DistillConfig = DistillConfig(), log=None) 
         ce_sum = kl_sum = 0.0
         for lo in range(0, order.size, cfg.batch):
             idx = torch.from_numpy(order[lo:lo + cfg.batch])
-            loss, ce, kl = _loss(actor, anchor, obs[idx], legal[idx], target[idx], cfg.kl)
+            if cfg.mode == "soft":
+                loss, ce, kl = _soft_loss(actor, anchor, obs[idx], legal[idx], moves[idx],
+                                          tilt[idx], cfg.kl)
+            else:
+                loss, ce, kl = _loss(actor, anchor, obs[idx], legal[idx], target[idx], cfg.kl)
             opt.zero_grad()
             loss.backward()
             opt.step()

@@ -10,7 +10,7 @@ torch = pytest.importorskip("torch")
 
 from agents.learned.ppo import PPOAgent  # noqa: E402
 from agents.training.distill import (DistillConfig, distill, load_actor, measure,  # noqa: E402
-                                     save_distilled, targets)
+                                     save_distilled, targets, tilts)
 from agents.training.labels import read_labels, write_labels  # noqa: E402
 
 NET = "agents/learned/models/learned_stacking.npz"
@@ -117,3 +117,29 @@ def test_the_kl_keeps_only_rows_without_a_target(labels):
     none = torch.full_like(first, -1)                            # no target anywhere
     loss, ce, kl = _loss(actor, anchor, obs, legal, none, kl=5.0)
     assert ce == 0.0 and kl > 0.01 and float(loss) == pytest.approx(5.0 * kl / 64, rel=1e-5)
+
+
+def test_soft_tilts_move_only_as_far_as_the_evidence():
+    moves, tilt = tilts(_row([3, 5, 7], [0, 2.0, 0.5], [0, .5, .5], net=3), beta=2.0, z=1.0)
+    assert moves[0, :3].tolist() == [3, 5, 7]
+    assert tilt[0, :3] == pytest.approx([0.0, 3.0, 0.0])      # 2 (2.0 - 0.5), 0.5 - 0.5 = 0
+    _, tilt = tilts(_row([3, 5, 7], [0, 1.0, 0.4], [0, .3, .4], net=7), beta=2.0, z=1.0)
+    assert tilt[0, :3] == pytest.approx([0.0, 0.2, 0.0], abs=1e-6)   # 0.6 - 0.5; -0.4 + 0.4
+    _, tilt = tilts(_row([3, 5], [0, -2.0], [0, .5], net=3), beta=1.0, z=1.0)
+    assert tilt[0, :2] == pytest.approx([0.0, -1.5])          # a worse move pushed down
+    _, tilt = tilts(_row([3, 5], [0, 2.0], [0, .5], net=3, legal=[3]), beta=1.0)
+    assert not tilt.any()                                     # not the net's to play
+    _, tilt = tilts(_row([3, 5], [0, 2.0], [0, .5], net=3, searched=False), beta=1.0)
+    assert not tilt.any()
+
+
+def test_soft_distill_moves_toward_search_and_stays_put_elsewhere(labels, one_torch_thread):
+    soft = CFG._replace(mode="soft", beta=4.0)
+    actor, _, _ = distill(labels, NET, soft)
+    again, _, _ = distill(labels, NET, soft)
+    assert torch.equal(actor[0].weight, again[0].weight)
+    b, a = _probe(load_actor(NET)[0], labels), _probe(actor, labels)
+    assert a["target_prob"] > 4 * b["target_prob"] and a["target_prob"] > b["target_prob"] + .03
+    assert a["kl_elsewhere"] < 0.05
+    with pytest.raises(ValueError, match="distill mode='warm' must be hard or soft"):
+        DistillConfig(mode="warm").check()
