@@ -33,6 +33,7 @@ import numpy as np
 
 from nertz_env.actions import Move
 from nertz_env.config import RulesConfig
+from nertz_env.core.rules import stream_seat
 from nertz_env.envs.memory_keeper import TableMemory
 from nertz_env.envs.opponents import for_table
 from nertz_env.engine import Engine
@@ -88,6 +89,19 @@ def sees_seat(agent) -> bool:
     """Whether the agent is played with act_view (agents/base.py SeatView), as the arena's
     Python loop decides it."""
     return isinstance(agent, Agent) and bool(agent.seat_view)
+
+
+def seat_player(agent, config, seat: int, hand: int):
+    """Who plays `seat` for `agent` in hand number `hand`: a pair (agents/base.py Pair) with a
+    member that sees its seat gives the seat the member of its role (R4: a session is one
+    hand, so the roles are known), as the arena does when roles are fixed; Pair.act_batch
+    has no view to pass. Any other agent plays itself."""
+    if not isinstance(agent, Pair) or not any(sees_seat(m) for m in agent.members):
+        return agent
+    team = config.seat_team[seat]
+    seat0 = np.array([config.seat_team.index(t) for t in range(config.num_teams)])
+    holder = stream_seat(seat0, np.array(config.sizes), config.alternate_roles, hand, team)
+    return agent.stream if holder == seat else agent.nertz
 
 
 class PlaySession:
@@ -157,9 +171,11 @@ class PlaySession:
             self.recorder = Recorder(self.table.engine, agents=self.agents, meta=meta)
         self.engine = self.table.engine
         self._driver = SeatDriver(self.engine)
-        self._bot_at = dict(zip(self.bot_seats, self.bots))
+        hand = int(self.engine.state.hand[0])
+        self._bot_at = {s: seat_player(bot, config, s, hand)
+                        for s, bot in zip(self.bot_seats, self.bots)}
         self.memory = None                    # kept only for an agent with a seat view
-        if any(sees_seat(bot) for bot in self.bots):
+        if any(sees_seat(bot) for bot in self._bot_at.values()):
             self.memory = TableMemory(self.engine)
             self.memory.dealt()
         self.team = config.seat_team[seat]

@@ -102,3 +102,17 @@ def test_nertz_play_human_against_search_in_the_terminal(tmp_path, monkeypatch, 
     text = capsys.readouterr().out
     assert code == 0 and out.is_file() and "search:worlds=2,horizon=4" in text
     assert Replay.load(out).agents == ["person", "search:worlds=2,horizon=4"]
+
+
+@pytest.mark.parametrize("alternate", [True, False])
+def test_a_pair_with_a_search_member_plays_its_members_by_role(tmp_path, alternate):
+    """Teams of two: `pair:greedy&SEARCH,margin=inf` gives each seat the member of its role
+    (Pair.act_batch has no view to pass): the hand equals `pair:greedy&river-builder`'s, and
+    the search member (the Stream's) did search."""
+    config = RulesConfig(num_teams=2, team_sizes=(2, 2), alternate_roles=alternate)
+    sess = scripted_hand(config, f"pair:greedy&{SEARCH},margin=inf", 4,
+                         tmp_path / "s.nertz.json.gz")
+    base = scripted_hand(config, f"pair:greedy&{RB}", 4, tmp_path / "b.nertz.json.gz")
+    assert sess.bots[0].stream.decisions > 10
+    a, b = Replay.load(sess.replay_path).hands[0], Replay.load(base.replay_path).hands[0]
+    np.testing.assert_array_equal(a.actions, b.actions)
