@@ -1,6 +1,6 @@
 """`search:` agents: decision-time search with the core as simulator (docs/search.md).
 
-    search                                   river-builder base, 16 worlds, 20 ticks,
+    search                                   river-builder base, 32 worlds, 40 ticks,
                                              the memory belief, margin 0
     search:worlds=64,horizon=10,belief=uniform,margin=0.5,seed=3
     search:base=cautious,opp=greedy          base and the other teams' model: core bots

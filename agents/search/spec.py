@@ -1,6 +1,6 @@
 """The options of a `search:` agent spec, parsed and checked (one line per bad option).
 
-    search:base=river-builder,opp=base,worlds=16,horizon=20,belief=memory,margin=0,se=0,seed=S
+    search:base=river-builder,opp=base,worlds=32,horizon=40,belief=memory,margin=0,se=0,seed=S
 
 base, rollout and opp name core bots, the only policies the rollout kernel plays
 (nertz_env/core/policies.py): greedy, a heuristic style (balanced, lake-rush, river-builder,
@@ -80,9 +80,9 @@ def parse_options(spec: str, rest: str) -> SearchOptions:
         rollout = bot_spec(spec, "rollout", rollout)
     opp = opts.get("opp", "base")
     opp = rollout if opp == "base" else bot_spec(spec, "opp", opp)
-    worlds = _int(spec, "worlds", opts.get("worlds", "16"), 1, MAX_WORLDS,
+    worlds = _int(spec, "worlds", opts.get("worlds", "32"), 1, MAX_WORLDS,
                   f"an int from 1 to {MAX_WORLDS}")
-    h = opts.get("horizon", "20")
+    h = opts.get("horizon", "40")
     horizon = 0 if h == "end" else _int(spec, "horizon", h, 1, 10**6,
                                         "an int >= 1 (ticks) or end")
     belief = opts.get("belief", "memory")
