@@ -6,7 +6,9 @@ agents outside the core (an SB3 zip, a draw, a `search:` agent) act.
   SeatDriver): the same moves as play_bots_range for the same bots (tests/arena/
   test_tournament.py). An agent with `seat_view` (agents/base.py SeatView) gets act_view with
   the batch's state and the tables' public memory (nertz_env/core/memory.py, kept from the
-  deal and after every tick); any other outside agent act_batch (or act per row).
+  deal and after every tick); any other outside agent act_batch (or act per row). A pair
+  (agents/base.py Pair) with such a member (whole games, roles swapping: play.py
+  assign_roles leaves the pair) is played by pair_actions, each row by its role's member.
 - agent_actions: one agent's moves on its rows, checked once (SeatDriver.check, R31).
 
 play.py picks the loop (play_tables) and re-exports these names; records.py replays chosen
@@ -26,7 +28,9 @@ from nertz_env.envs.seats import SeatDriver
 from nertz_env.replay import Recorder
 from nertz_env.table.games import decide_winner
 
-from ..base import Agent, SeatView
+from nertz_env.core.observe import read_self
+
+from ..base import Agent, Pair, SeatView
 
 
 def play_python(config, roster, tables, games: bool, out, labels=None, watch=None):
@@ -75,9 +79,9 @@ def play_python(config, roster, tables, games: bool, out, labels=None, watch=Non
     if rec is not None:
         rec.on_deal(eng)
     external = sorted({int(i) for i in np.unique(seat_agent[kinds == POLICY_EXTERNAL])})
-    viewer = [isinstance(roster.agents[i], Agent) and roster.agents[i].seat_view
-              for i in external]             # agents/base.py SeatView: they get the state
-    memory = allocate_memory(config, n) if any(viewer) else None
+    viewer = [sees_seat(roster.agents[i]) for i in external]  # SeatView: they get the state
+    pairs = [viewing_pair(roster.agents[i]) for i in external]
+    memory = allocate_memory(config, n) if any(viewer) or any(pairs) else None
     if memory is not None:
         init_memory(st, memory)
     held = [np.nonzero(seat_agent == i) for i in external]     # (tables, seats), table-major
@@ -97,7 +101,11 @@ def play_python(config, roster, tables, games: bool, out, labels=None, watch=Non
                                        core=(kinds, knobs, policy_rng, acts, live_tables))
             for j, i in enumerate(external):
                 a, b = bounds[j], bounds[j + 1]
-                if b > a:
+                if b > a and pairs[j]:
+                    acts[row_t[a:b], row_s[a:b]] = pair_actions(
+                        roster.agents[i], roster.names[i], (config, st, memory, dkeys),
+                        obs[a:b], masks[a:b], row_t[a:b], row_s[a:b], illegal)
+                elif b > a:
                     view = SeatView(config, st, memory, dkeys, row_t[a:b], row_s[a:b],
                                     obs[a:b], masks[a:b]) if viewer[j] else None
                     acts[row_t[a:b], row_s[a:b]] = agent_actions(
@@ -184,3 +192,32 @@ def agent_actions(agent, name, observations, action_masks, rows_t, rows_s,
         where = f"agent {name!r} act"
         out = [agent.act(o, m) for o, m in zip(observations, action_masks)]
     return SeatDriver.check(out, action_masks, rows_t, rows_s, where, illegal=illegal)
+
+
+def sees_seat(agent) -> bool:
+    """Whether the agent is played with act_view (agents/base.py SeatView)."""
+    return isinstance(agent, Agent) and bool(agent.seat_view)
+
+
+def viewing_pair(agent) -> bool:
+    """A pair (agents/base.py Pair) with a member that sees its seat: played by pair_actions
+    (Pair.act_batch has no view to pass)."""
+    return isinstance(agent, Pair) and any(sees_seat(m) for m in agent.members)
+
+
+def pair_actions(pair, name, table, observations, action_masks, rows_t, rows_s,
+                 illegal: str = "engine") -> np.ndarray:
+    """A viewing pair's moves on its rows (table: config, state, memory, deal keys): each row
+    played by the member of the role its seat holds (the observation's, as Pair.act_batch
+    reads it, R4), a member that sees its seat with a SeatView of its rows; each member's ids
+    checked once (agent_actions, named NAME.nertz / NAME.stream)."""
+    config, st, memory, dkeys = table
+    stream = read_self(observations).holds_stream
+    out = np.empty(len(rows_t), np.int64)
+    for member, role, sel in ((pair.nertz, "nertz", ~stream), (pair.stream, "stream", stream)):
+        if sel.any():
+            view = SeatView(config, st, memory, dkeys, rows_t[sel], rows_s[sel],
+                            observations[sel], action_masks[sel]) if sees_seat(member) else None
+            out[sel] = agent_actions(member, f"{name}.{role}", observations[sel],
+                                     action_masks[sel], rows_t[sel], rows_s[sel], illegal, view)
+    return out

@@ -42,7 +42,8 @@ from nertz_env.replay import SUFFIX, Recorder
 from nertz_env.table.explain import explain_illegal, hand_over_reason
 from nertz_env.table.table import Table
 
-from ..base import Agent, Pair, pair_at_solo_error
+from ..arena.seat_loop import sees_seat
+from ..base import Pair, pair_at_solo_error
 
 PERSON = "person"
 LOG_LINES = 60
@@ -83,12 +84,6 @@ def check_out_path(path: Path, option: str, create_folder: bool = False) -> None
     except OSError as err:
         raise ValueError(f"{where}: cannot write in its folder {str(folder)!r} "
                          f"({err.strerror or err})") from None
-
-
-def sees_seat(agent) -> bool:
-    """Whether the agent is played with act_view (agents/base.py SeatView), as the arena's
-    Python loop decides it."""
-    return isinstance(agent, Agent) and bool(agent.seat_view)
 
 
 def seat_player(agent, config, seat: int, hand: int):
