@@ -50,9 +50,9 @@ SEARCH = ["search:worlds=2,horizon=5", "heuristic:style=river-builder"]
 
 @pytest.fixture
 def bars(monkeypatch):
-    """Batches said long after 0.05 s (the runs below take longer), the bars kept."""
+    """Batches said long after 0.25 s (the runs below take longer), the bars kept."""
     tournament_mod.run_tournament(SEARCH, teams=2, deals=2, progress=False)  # compiled, imported
-    monkeypatch.setattr(progress, "STALL_S", 0.05)
+    monkeypatch.setattr(progress, "STALL_S", 0.25)
     out = []
     monkeypatch.setattr(tournament_mod, "progress_bar",
                         lambda total, on, desc: out.append(_Bar(total)) or out[-1])
@@ -61,7 +61,7 @@ def bars(monkeypatch):
 
 def test_a_slow_agent_playing_normal_hands_is_not_said_to_stall(bars, capsys):
     start = time.monotonic()
-    res = tournament_mod.run_tournament(SEARCH, teams=2, deals=3, seed=1)
+    res = tournament_mod.run_tournament(SEARCH, teams=2, deals=80, seed=1)
     assert time.monotonic() - start > 2 * progress.STALL_S     # it did play long
     assert res.ticks.max() < RulesConfig().max_ticks // 2       # hands of normal length
     assert "running long" not in capsys.readouterr().err
