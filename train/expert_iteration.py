@@ -31,7 +31,8 @@ PROG = "python -m train.expert_iteration"
 DEFAULT_INIT = "agents/learned/models/learned_stacking.npz"
 RECORD = "expert_iteration.json"
 OPTIONS = ("init", "formats", "search", "opponent", "seed", "block", "stride", "epochs",
-           "batch", "lr", "kl", "z", "margin", "mode", "beta", "judge_deals", "judge_seed")
+           "batch", "lr", "kl", "z", "margin", "mode", "beta", "confirm", "judge_deals",
+           "judge_seed")
 
 
 def parser():
@@ -61,6 +62,9 @@ def parser():
     p.add_argument("--z", type=float, default=1.0, help="standard errors of evidence")
     p.add_argument("--margin", type=float, default=0.0, help="points of evidence")
     p.add_argument("--mode", default="hard", help="hard or soft targets (distill.py)")
+    p.add_argument("--confirm", default=None, metavar="SPEC",
+                   help="label the same positions again with this search (another seed, "
+                        "e.g. search:seed=777); hard targets only where both agree")
     p.add_argument("--beta", type=float, default=2.0, help="soft: the tilt per point")
     p.add_argument("--judge-deals", type=int, default=500)
     p.add_argument("--judge-seed", type=int, default=7000)
@@ -95,6 +99,8 @@ def check(args) -> dict:
     args.init = str(Path(check_net(args.init)).resolve())
     from agents.registry import make_agent
     make_agent(args.search, seed=0)
+    if args.confirm is not None:
+        make_agent(args.confirm, seed=0)
     make_agent(args.opponent, seed=0)
     return {k: getattr(args, k) for k in OPTIONS}
 
@@ -129,25 +135,30 @@ def generation(out: Path, g: int, prev: str, args, rec: dict) -> dict:
     gdir = out / f"gen{g}"
     gdir.mkdir(parents=True, exist_ok=True)
     labels, fm = gdir / "labels", parse_formats(args.formats)
-    for fmt, deals in fm.items():                  # labels/FORMAT/: each whole or absent
-        if (labels / fmt / "labels.json").is_file():
+    sets = [(fmt, fmt, args.search) for fmt in fm]
+    sets += [(f"{fmt}-confirm", fmt, args.confirm) for fmt in fm if args.confirm]
+    for name, fmt, search in sets:                 # labels/NAME/: each whole or absent
+        deals = fm[fmt]
+        if (labels / name / "labels.json").is_file():
             continue
-        if args.labels_from and reuse(Path(args.labels_from) / f"gen{g}" / "labels" / fmt,
-                                      labels / fmt, prev, deals, g, args):
+        if args.labels_from and reuse(Path(args.labels_from) / f"gen{g}" / "labels" / name,
+                                      labels / name, prev, deals, g, args, search):
             continue
-        log(f"gen{g}: labelling {fmt} ({deals} deals) with {prev}")
-        write_labels(labels / fmt, prev, formats=[fmt], deals=deals,
-                     seed=args.seed * 1000 + g, search=args.search, opponent=args.opponent,
+        log(f"gen{g}: labelling {name} ({deals} deals, {search}) with {prev}")
+        write_labels(labels / name, prev, formats=[fmt], deals=deals,
+                     seed=args.seed * 1000 + g, search=search, opponent=args.opponent,
                      block=args.block, stride=args.stride, workers=args.workers,
                      executor="local" if args.ray is None else "ray",
                      ray_address=None if args.ray in (None, "local") else args.ray, log=log)
     model = gdir / "model.npz"
     if not (gdir / "distill.json").is_file():
         lab, infos = merged([read_labels(labels / fmt) for fmt in fm])
+        confirm = merged([read_labels(labels / f"{fmt}-confirm") for fmt in fm])[0] \
+            if args.confirm else None
         log(f"gen{g}: distilling on {len(lab['net_move'])} rows")
         cfg = DistillConfig(args.epochs, args.batch, args.lr, args.kl, args.z, args.margin,
                             args.seed + g, args.mode, args.beta)
-        actor, meta, fig = distill(lab, prev, cfg, log=log)
+        actor, meta, fig = distill(lab, prev, cfg, log=log, confirm=confirm)
         save_distilled(actor, meta, model, {"algorithm": "expert_iteration", "generation": g,
                                             "init": prev, "labels": str(labels),
                                             "label_rows": int(len(lab["net_move"])),
@@ -166,7 +177,7 @@ def generation(out: Path, g: int, prev: str, args, rec: dict) -> dict:
     return row
 
 
-def reuse(src: Path, dst: Path, prev: str, deals: int, g: int, args) -> bool:
+def reuse(src: Path, dst: Path, prev: str, deals: int, g: int, args, search: str) -> bool:
     """Copy another run's labels of this generation when they are the ones this run would
     write (same net bytes, search, opponent, seed, deals, block, stride): labels depend on
     nothing else (agents/training/labels.py), so only the distillation differs."""
@@ -177,7 +188,7 @@ def reuse(src: Path, dst: Path, prev: str, deals: int, g: int, args) -> bool:
         info = json.loads((src / "labels.json").read_text())
     except (OSError, ValueError):
         return False
-    want = {"net_sha256": sha256_file(prev), "search": args.search, "seed": args.seed * 1000 + g,
+    want = {"net_sha256": sha256_file(prev), "search": search, "seed": args.seed * 1000 + g,
             "opponent": args.opponent, "deals": deals, "block": args.block,
             "stride": args.stride}
     if any(info.get(k) != v for k, v in want.items()):

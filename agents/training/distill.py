@@ -105,9 +105,21 @@ def tilts(labels: dict, beta: float = 2.0, z: float = 1.0) -> tuple:
     return np.where(ok, cand, 0), np.nan_to_num(tilt).astype(np.float32)
 
 
-def targets(labels: dict, z: float = 1.0, margin: float = 0.0) -> np.ndarray:
+ALIGN = ("deal", "seating", "seat", "tick", "net_move")
+
+
+def targets(labels: dict, z: float = 1.0, margin: float = 0.0, confirm=None) -> np.ndarray:
     """int64 [n]: per row the move search's evidence pushes the net toward, -1 where none
-    (module docstring)."""
+    (module docstring). confirm: labels of the same positions by a search with other worlds
+    (another seed): a target is kept only where that search's rule picks it too (SPARTA's
+    re-estimate against the winner's curse)."""
+    if confirm is not None:
+        if any(not np.array_equal(labels[k], confirm[k]) for k in ALIGN):
+            raise ValueError("confirming labels must be of the same positions (deal, seating, "
+                             "seat, tick and the net's move row for row): the same net, "
+                             "deals and seed, another search seed")
+        mine, theirs = targets(labels, z, margin), targets(confirm, z, margin)
+        return np.where(mine == theirs, mine, -1)
     cand = labels["candidates"].astype(np.int64)
     n, K = cand.shape
     legal = np.unpackbits(labels["legal"], axis=1, count=N_ACTIONS).astype(bool)
@@ -200,9 +212,10 @@ def measure(actor, anchor, obs, legal, target) -> dict:
     return out
 
 
-def distill(labels: dict, init, cfg: DistillConfig = DistillConfig(), log=None) -> tuple:
+def distill(labels: dict, init, cfg: DistillConfig = DistillConfig(), log=None,
+            confirm=None) -> tuple:
     """(the trained actor, its starting meta, figures): `cfg.epochs` passes over the labels'
-    training rows from the model at `init` (module docstring)."""
+    training rows from the model at `init` (module docstring); confirm: `targets`'."""
     cfg = cfg.check()
     actor, meta = load_actor(init)
     anchor, _ = load_actor(init)
@@ -211,7 +224,7 @@ def distill(labels: dict, init, cfg: DistillConfig = DistillConfig(), log=None) 
     obs = torch.from_numpy(np.ascontiguousarray(labels["obs"], np.float32))
     legal = torch.from_numpy(np.unpackbits(labels["legal"], axis=1, count=N_ACTIONS)
                              .astype(bool))
-    target = torch.from_numpy(targets(labels, cfg.z, cfg.margin))
+    target = torch.from_numpy(targets(labels, cfg.z, cfg.margin, confirm))
     moves, tilt = (torch.from_numpy(a) for a in tilts(labels, cfg.beta, cfg.z))
     held = torch.from_numpy(labels["deal"] % 10 == 0)
     train_rows = np.flatnonzero(~held.numpy())

@@ -143,3 +143,25 @@ def test_soft_distill_moves_toward_search_and_stays_put_elsewhere(labels, one_to
     assert a["kl_elsewhere"] < 0.05
     with pytest.raises(ValueError, match="distill mode='warm' must be hard or soft"):
         DistillConfig(mode="warm").check()
+
+
+def _stack(*rows):
+    out = {k: np.concatenate([r[k] for r in rows]) for k in rows[0]}
+    n = len(out["net_move"])
+    out.update(deal=np.arange(n), seating=np.zeros(n, np.int16), seat=np.zeros(n, np.int8),
+               tick=np.arange(n))
+    return out
+
+
+def test_confirmed_targets_need_a_second_search_to_agree():
+    a = _stack(_row([3, 5, 7], [0, 2.0, 0.5], [0, .5, .5], net=3),
+               _row([3, 5, 7], [0, 2.0, 0.5], [0, .5, .5], net=3),
+               _row([3, 5], [0, 2.0], [0, .5], net=3))
+    b = _stack(_row([3, 5, 7], [0, 1.5, 0.1], [0, .5, .5], net=3),       # agrees: 5
+               _row([3, 5, 7], [0, 0.2, 1.9], [0, .5, .5], net=3),       # another move: 7
+               _row([3, 5], [0, 0.3], [0, .5], net=3))                   # no evidence
+    assert targets(a).tolist() == [5, 5, 5]
+    assert targets(a, confirm=b).tolist() == [5, -1, -1]
+    b["tick"] = b["tick"] + 1
+    with pytest.raises(ValueError, match="same positions"):
+        targets(a, confirm=b)

@@ -52,3 +52,21 @@ def test_bad_options_refused_before_any_work(tmp_path, capsys):
     assert main(["--out", str(out)] + TINY + ["--init", "nope.npz"]) == 2
     assert main(["--out", str(out)] + TINY + ["--kl", "-1"]) == 2
     assert not out.exists()
+
+
+def test_confirming_labels_are_written_and_used(tmp_path, one_torch_thread, capsys):
+    out = tmp_path / "c"
+    args = TINY[:1] + ["1"] + TINY[2:]                    # --generations 1
+    assert main(["--out", str(out), "--confirm", "search:worlds=2,horizon=5,seed=9"] + args) == 0
+    labels = out / "gen1" / "labels"
+    assert (labels / "2teams-confirm" / "labels.json").is_file()
+    info = json.loads((labels / "2teams-confirm" / "labels.json").read_text())
+    assert info["search"] == "search:worlds=2,horizon=5,seed=9"
+    from agents.training.distill import targets
+    from agents.training.labels import read_labels
+    lab, conf = (read_labels(labels / n)[1] for n in ("2teams", "2teams-confirm"))
+    train = lab["deal"] % 10 != 0
+    confirmed = int((targets(lab, confirm=conf)[train] >= 0).sum())
+    assert int((targets(lab)[train] >= 0).sum()) > confirmed > 0
+    d = json.loads((out / "gen1" / "distill.json").read_text())
+    assert d["figures"]["train_targets"] == confirmed           # distilled on the confirmed
