@@ -124,8 +124,7 @@ class SearchAgent(Agent):
                 self._base_told = (view.config, self.base.for_table(view.config))
             base = np.asarray(self._base_told[1].act_batch(obs, masks), np.int64)
         cands = self.candidates(obs, masks, base)
-        zero = np.zeros(1)
-        out = [SearchResult((int(base[r]),), zero, zero, int(base[r]), False)
+        out = [SearchResult((int(base[r]),), np.zeros(1), np.zeros(1), int(base[r]), False)
                for r in range(len(obs))]
         todo = [r for r in range(len(obs)) if len(cands[r]) > 1]
         if not todo:
