@@ -196,7 +196,7 @@ def make_agent(spec, seed=None):
         return parse_pair(spec, rest, seed, make_agent)
     if kind == "search":
         from .search import parse_search
-        return parse_search(spec, rest, seed)
+        return parse_search(spec, rest, seed, make_agent)
     raise ValueError(f"agent {spec!r}: unknown kind {kind!r}; kinds are {', '.join(KINDS)}")
 
 

@@ -12,8 +12,9 @@
 
 spec.py parses the options (one line naming a bad option), agent.py holds SearchAgent (the
 decision). A search agent sees its seat's information of the engine state through the one
-way agents/base.py declares (seat_view, act_view(SeatView)); it plays in tournaments and
-experiments (the arena's Python loop), nowhere else yet.
+way agents/base.py declares (seat_view, act_view(SeatView)); it plays wherever a seat view is
+passed: tournaments and experiments (the arena's Python loop, on Ray too), `nertz play
+--human` and the envs' opponents.
 """
 from __future__ import annotations
 
@@ -21,10 +22,11 @@ from .agent import SearchAgent, SearchResult
 from .spec import SEARCH_OPTIONS, SearchOptions, parse_options
 
 
-def parse_search(spec: str, rest: str, seed=None) -> SearchAgent:
+def parse_search(spec: str, rest: str, seed=None, make_agent=None) -> SearchAgent:
     """The SearchAgent of `search[:OPTIONS]` (rest: the text after 'search:'); ValueError
-    (one line naming the option) for bad options."""
-    return SearchAgent(parse_options(spec, rest), name=spec, seed=seed)
+    (one line naming the option) for bad options. make_agent (the registry's, passed in as
+    parse_pair's is: search sits below the registry) builds a net base (base=learned)."""
+    return SearchAgent(parse_options(spec, rest), name=spec, seed=seed, make_base=make_agent)
 
 
 __all__ = ["SEARCH_OPTIONS", "SearchAgent", "SearchOptions", "SearchResult", "parse_options",

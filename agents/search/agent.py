@@ -65,13 +65,16 @@ class SearchAgent(Agent):
 
     seat_view = True
 
-    def __init__(self, options: SearchOptions, name: str = "search", seed=None):
+    def __init__(self, options: SearchOptions, name: str = "search", seed=None,
+                 make_base=None):
         self.options = options
         self.name = name
         self.seed = int(options.seed if options.seed is not None else (seed or 0))
         if options.base in NET_BASES:                # the base move from a net
-            from ..registry import make_agent
-            self.base = make_agent(options.base, seed=self.seed)
+            if make_base is None:
+                raise ValueError(f"agent {name!r}: base={options.base} needs make_base, the "
+                                 "registry's agent maker (agents.registry.make_agent)")
+            self.base = make_base(options.base, seed=self.seed)
         else:
             self.base = _scored(options.base)
         self.team_bot = _scored(options.rollout or options.base)   # the team in rollouts
