@@ -26,16 +26,16 @@ that play safe-format nets say which, per seat of the table they were told, with
 
 An agent may see its seat's information of the engine state one way: it sets `seat_view =
 True` and defines `act_view(view) -> int64 [n]`, and the arena's Python loop (agents/arena/
-play.py play_python) then calls `act_view` with a `SeatView` instead of `act_batch`: the
+seat_loop.py play_python) then calls `act_view` with a `SeatView` instead of `act_batch`: the
 batch's state, the rows' tables and seats, their observations and masks, the tables' public
 memory (nertz_env/core/memory.py) and deal keys. The state holds every card, the face-down
 ones too: such an agent reads what no seat sees only through nertz_env/core/worlds.py's
 re-deal (fork_worlds under the uniform or memory belief), which never reads the hidden
 arrangement, so permuting the never-seen cards cannot change its move
 (tests/search/test_search_agent.py proves it for `search:`, agents/search). The envs'
-opponents (NertzGymEnv and the vector envs, nertz_env/envs/opponents.py) pass a view too;
-`SeatView` is defined in nertz_env/core/seat_view.py (re-exported here). The human table
-passes none: `act_batch` is called.
+opponents (NertzGymEnv and the vector envs, nertz_env/envs/opponents.py) and the human table
+(agents/human/session.py) pass a view too; `SeatView` is defined in nertz_env/core/
+seat_view.py (re-exported here).
 
 `Pair` (`pair:NERTZ&STREAM`) is two agents sharing a two-player team by role (R4).
 """
@@ -141,9 +141,12 @@ class Pair(Agent):
     - tournaments and experiments: each table's seats get the member of their role when the
       roles are known before play (one hand per table, or `alternate_roles=false`), so each
       member plays where it would alone (core bots and nets inside numba: agents/arena/play.py
-      `assign_roles`); in whole games with roles swapping, the pair is played from Python by
-      `act_batch`, which reads each row's role from the observation (holds the Stream);
-    - anywhere else an agent plays (the envs' opponents, the human table), by `act_batch`.
+      `assign_roles`); in whole games with roles swapping, the arena's Python loop plays each
+      row by the member of the role its observation holds (agents/arena/seat_loop.py
+      `pair_actions`; a seat-view member gets a view of its rows);
+    - at the human table each seat of the pair gets the member of its role (agents/human/
+      session.py); at the envs' opponents, by `act_batch`, which reads each row's role from
+      the observation (holds the Stream).
     A pair at a solo seat is a ValueError: a solo player holds both roles.
     """
 

@@ -1,7 +1,7 @@
 """Learned seats inside the jitted play loop: tables where every outside agent is a
 safe-format masked net played deterministically run to their end in one parallel numba
 kernel, as tables of bots do (nertz_env/core/batch.py play_bots_batch), instead of a Python
-loop with one forward pass per tick (agents/arena/play.py play_python).
+loop with one forward pass per tick (agents/arena/seat_loop.py play_python).
 
 Same moves, same numbers. A chunk of tables plays IN_STEP of them in step, tick by tick.
 Per tick each table's core bots choose first (drawing from their generators in the same

@@ -2,8 +2,8 @@
 
 An agent opts in with `seat_view = True` and `act_view(view) -> int64 [n]` (agents/base.py
 documents the protocol; it re-exports this class). The arena's Python loop (agents/arena/
-play.py) and the envs' opponents (nertz_env/envs/opponents.py: NertzGymEnv and the vector
-envs) build one per call over the real engine: n rows, each a table of the batch and a seat
+seat_loop.py), the human table (agents/human/session.py) and the envs' opponents (nertz_env/
+envs/opponents.py: NertzGymEnv and the vector envs) build one per call over the real engine: n rows, each a table of the batch and a seat
 the agent holds there, ready to move. The state holds every card, the face-down ones too: such
 an agent reads what no seat sees only through core/worlds.py's re-deal (uniform or memory
 belief), so permuting the never-seen cards cannot change its move. It lives here, below
