@@ -272,7 +272,7 @@ def write_family(out_dir, members, note: str | None = None, overwrite: bool = Fa
     whole or absent. members: [(name, model .npz path, rules dict)]. Returns the family
     file. ValueError for bad input; OSError (naming out_dir) where it cannot be written."""
     from nertz_env.files.atomic import write_bytes, write_json
-    from .sb3_zip import check_sizes
+    from .v1 import check_fits
     from .weights import MAX_JSON, MAX_NPZ, load_weights, weight_files
     if not str(out_dir).strip():
         raise ValueError("OUT '' names no folder: give the folder to write")
@@ -297,8 +297,7 @@ def write_family(out_dir, members, note: str | None = None, overwrite: bool = Fa
     files = {}                        # {file name in out: source path}
     for real, stem in source.items():
         meta, _ = load_weights(real)  # a checked safe-format model, or ValueError
-        check_sizes(meta["observation_size"], meta["action_size"], f"member {stem!r} model "
-                    f"{real!r}")
+        check_fits(meta, f"member {stem!r} model {real!r}")      # v0 or v1
         for src, ext in zip(weight_files(real), (".npz", ".json")):
             files[f"{stem}{ext}"] = src
     staging = None

@@ -12,6 +12,9 @@
 
 MaskablePPO models get the action mask; a plain PPO model's illegal choices go to the table,
 whose illegal_move rule decides (R31, docs/rules.md).
+
+A safe-format model that reads the v1 observation (its JSON's "observation": "v1") is a
+seat-view agent: act_view writes its rows from the seat's view (agents/learned/v1.py).
 """
 from __future__ import annotations
 
@@ -23,7 +26,8 @@ from nertz_env.envs.opponents import FrozenPolicy
 
 from ..base import Agent, check_batch
 from ..constraints import check_constraint, constrain
-from .sb3_zip import check_sizes, load_sb3
+from .sb3_zip import load_sb3
+from .v1 import check_fits, no_view_error, reads_v1, view_rows
 from .weights import NumpyPolicy, is_weights, weight_files
 
 
@@ -44,7 +48,7 @@ def load_weights_policy(path, deterministic: bool = True, seed=None,
         same = deterministic and first.deterministic
         return first if same else first.twin(deterministic, seed)
     policy = NumpyPolicy.load(path, deterministic=deterministic, seed=seed, name=str(path))
-    check_sizes(policy.obs_size, policy.n_actions, f"model {str(path)!r}")
+    check_fits(policy.meta, f"model {str(path)!r}")       # v0 or v1 (agents/learned/v1.py)
     if cache is not None:
         cache[key] = policy
     return policy
@@ -68,6 +72,7 @@ class PPOAgent(Agent):
             self.policy = load_weights_policy(path, deterministic, seed)
             if constraint is None:
                 self.constraint = check_constraint(self.policy.meta.get("constraint"))
+            self.seat_view = reads_v1(self.policy)      # a v1 net: played with act_view
         else:
             # illegal picks (an unmasked PPO) go to the table, whose illegal_move decides (R31)
             self.policy = FrozenPolicy(load_model(path, device=device, trust=trust),
@@ -79,17 +84,28 @@ class PPOAgent(Agent):
         return self.told(config)
 
     def core_networks(self):
-        if self.table is None:
+        if self.table is None or self.seat_view:
             return None
         return [(self.policy, self.constraint)] * self.table.num_seats
 
     def act(self, observation, action_mask) -> int:
-        if not self.constraint:
+        if not self.constraint and not self.seat_view:
             return self.policy.act(observation, action_mask)
         return int(self.act_batch(np.asarray(observation)[None], np.asarray(action_mask)[None])[0])
 
     def act_batch(self, observations, action_masks):
+        if self.seat_view:
+            raise no_view_error(self.name)
         obs, masks = check_batch(observations, action_masks)
         if self.constraint:
             masks = constrain(obs, masks, self.constraint)
         return self.policy.act_batch(obs, masks)
+
+    def act_view(self, view) -> np.ndarray:
+        """A v1 net's moves on the view's rows (agents/learned/v1.py); a v0 net's act_batch."""
+        if not self.seat_view:
+            return self.act_batch(view.observations, view.masks)
+        obs, masks = check_batch(view.observations, view.masks)
+        if self.constraint:                   # constraints read the v0 prefix
+            masks = constrain(obs, masks, self.constraint)
+        return self.policy.act_batch(view_rows(view), masks)

@@ -15,6 +15,11 @@ the self segment). At a table no shipped model was trained for it plays the near
 team count, ties to the larger) and warns once per table format, naming both tables: never a
 model for another table in silence. `learned:teams=N` picks the N-team model by hand for
 every table, without a warning.
+
+A model that reads the v1 observation (a family of your own may hold one: agents/learned/v1.py)
+makes the agent a seat-view agent wherever it plays such a model (`seat_view`, set again by
+for_table for the models of that table): its rows are written from the view; v0 members keep
+the net kernel where no v1 model plays.
 """
 from __future__ import annotations
 
@@ -29,6 +34,7 @@ from ..base import Agent, check_batch
 from ..constraints import check_constraint, constrain
 from .family import member_for
 from .ppo import load_weights_policy
+from .v1 import no_view_error, reads_v1, view_rows
 
 GENERALIST = 0                  # the generalist's key among LearnedAgent.policies
 
@@ -94,6 +100,7 @@ class LearnedAgent(Agent):
                 table = self.policies[t].meta.get("table") or {"teams": t, "team_size": 1}
                 self.tables[t] = (int(table["teams"]), int(table["team_size"]))
         self._warned = set()
+        self.seat_view = any(map(reads_v1, self.policies.values()))
 
     def model_for(self, teams: int, team_size: int) -> int:
         """The key of the model that plays a seat of that table (warning once where none was
@@ -136,14 +143,19 @@ class LearnedAgent(Agent):
         if self.family is not None:
             bound.by_hand = member_for(self.family, config)
             bound._warned = set()
+        if bound.seat_view:             # a v1 model among those this table plays: a view
+            bound.seat_view = any(reads_v1(p) for p, _ in bound._seat_picks())
         return bound
 
     def core_networks(self):
         """Each seat's model on the table it was told (model_for the seat: its table's team
         count and team size), or None: never told."""
-        config = self.table
-        if config is None:
+        if self.table is None or self.seat_view:
             return None
+        return self._seat_picks()
+
+    def _seat_picks(self) -> list:
+        config = self.table
         out = []
         for s in range(config.num_seats):
             size = list(config.seat_team).count(config.seat_team[s])
@@ -160,6 +172,13 @@ class LearnedAgent(Agent):
         return int(self.act_batch(np.asarray(observation)[None], np.asarray(action_mask)[None])[0])
 
     def act_batch(self, observations, action_masks) -> np.ndarray:
+        return self._moves(observations, action_masks)
+
+    def act_view(self, view) -> np.ndarray:
+        """act_batch's moves, a v1 model's rows written from the view (agents/learned/v1.py)."""
+        return self._moves(view.observations, view.masks, view)
+
+    def _moves(self, observations, action_masks, view=None) -> np.ndarray:
         obs, masks = check_batch(observations, action_masks)
         teams, sizes = table_of_rows(obs)
         pick = np.empty(len(obs), np.int64)
@@ -171,5 +190,11 @@ class LearnedAgent(Agent):
             legal = masks[rows]
             if self.constraints[int(m)]:
                 legal = constrain(obs[rows], legal, self.constraints[int(m)])
-            out[rows] = self.policies[int(m)].act_batch(obs[rows], legal)
+            policy, x = self.policies[int(m)], obs[rows]
+            if reads_v1(policy):
+                if view is None:
+                    raise no_view_error(self.name)
+                x = view_rows(view._replace(rows=view.rows[rows], seats=view.seats[rows],
+                                            observations=x, masks=masks[rows]))
+            out[rows] = policy.act_batch(x, legal)
         return out

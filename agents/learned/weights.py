@@ -14,21 +14,19 @@ inflated past the declaration. Playing one needs numpy only (docs/models.md).
      "table": {"teams": 2, "team_size": 1},          # the table it was trained for, or null
      "rules": {...},                                 # its RulesConfig fields, or null
      "provenance": {...},                            # where it came from (free-form strings)
-     "constraint": "useful-shifts"}                  # optional: the habit it plays under
-                                                     # (agents/constraints.py), null or absent: none
+     "constraint": "useful-shifts",       # optional: its habit (agents/constraints.py), or none
+     "observation": "v1"}                 # optional: absent/"v0" (791 floats), "v1" (1019, v1.py)
 
-`NumpyPolicy` is SB3's MlpPolicy actor (features -> hidden layers -> action_net) run in
-numpy: deterministic moves are predict's own (its float32 normalise, mask, normalise,
-softmax and argmax, op for op); deterministic=False samples the masked distribution with a
-seeded numpy generator.
+`NumpyPolicy` is SB3's MlpPolicy actor (features -> hidden layers -> action_net) run in numpy:
+deterministic moves are predict's own (its float32 normalise, mask, normalise, softmax and argmax,
+op for op); deterministic=False samples the masked distribution with a seeded numpy generator.
 
-The fast path of a masked net's deterministic moves (`NumpyPolicy.sparse`, on by default):
-the first layer reads only the observation's non-zero entries and the action net computes
-only the legal moves' logits (agents/learned/sparse.py); the legal argmax is predict's
-choice wherever the top two legal logits are more than TIE_GAP apart (normalising and the
-softmax keep the order; float32 rounding moves logits by ~1e-6), and the rows within
-TIE_GAP are played by predict's own ops above. Same moves, a fraction of the arithmetic
-(benchmarks/learned_tournament.py).
+The fast path of a masked net's deterministic moves (`NumpyPolicy.sparse`, on by default): the
+first layer reads only the observation's non-zero entries and the action net computes only the
+legal moves' logits (agents/learned/sparse.py); the legal argmax is predict's choice wherever the
+top two legal logits are more than TIE_GAP apart (normalising and the softmax keep the order;
+float32 rounding moves logits by ~1e-6), and the rows within TIE_GAP are played by predict's own
+ops above. Same moves, a fraction of the arithmetic (benchmarks/learned_tournament.py).
 """
 from __future__ import annotations
 
@@ -47,6 +45,8 @@ import numpy as np
 from nertz_env.files import read_capped, write_bytes
 from nertz_env.files.bounded import ZIP_ERRORS, json_loads_strict, zip_error_text
 
+from .observation import check_observation
+
 FORMAT, VERSION = "nertz-policy", 1
 ACTIVATIONS = {"tanh": np.tanh, "relu": lambda x: np.maximum(x, np.float32(0))}
 ACTION_NETS = ("masked", "unmasked")
@@ -61,11 +61,12 @@ MAX_NPZ = MAX_PARAMS * 4 + (1 << 20)   # the .npz file: every array stored, with
 _CHUNK = 1 << 20
 _MAX_MEMBERS = 64                      # zip entries looked at (a net has 2 * layers + 2)
 _KEYS = {"format", "version", "architecture", "observation_size", "action_size", "arrays",
-         "table", "rules", "provenance", "constraint"}
+         "table", "rules", "provenance", "constraint", "observation"}
 _ARCH_KEYS = {"type", "hidden", "activation", "action_net"}
 _TABLE_KEYS = {"teams", "team_size"}
 _ILLEGAL = np.float32(-1e8)            # what MaskableCategorical writes over illegal logits
 TIE_GAP = np.float32(1e-3)             # closer top-two legal logits: predict's own ops decide
+_OPTIONAL = {"table", "rules", "provenance", "constraint", "observation"}
 
 
 def weight_files(path) -> tuple:
@@ -150,7 +151,7 @@ def check_meta(meta, what: str) -> dict:
     unknown = sorted(set(meta) - _KEYS)
     if unknown:
         bad(f"key {unknown[0]!r}", f"one of {', '.join(sorted(_KEYS))} (unknown keys are refused)")
-    missing = sorted(_KEYS - set(meta) - {"table", "rules", "provenance", "constraint"})
+    missing = sorted(_KEYS - set(meta) - _OPTIONAL)
     if missing:
         bad(f"key {missing[0]!r}", "present")
     if meta["format"] != FORMAT or type(meta["version"]) is not int \
@@ -172,6 +173,7 @@ def check_meta(meta, what: str) -> dict:
     for key in ("observation_size", "action_size"):
         if not _int(meta[key], 1, 1 << 20):
             bad(key, "a positive integer")
+    check_observation(meta, bad)      # absent: v0 (its width checked where it is played)
     problem = _net_problem(arch["hidden"], meta["observation_size"], meta["action_size"])
     if problem:                       # the declared sizes bound what is read: checked first
         bad("architecture", problem)
