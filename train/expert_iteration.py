@@ -68,6 +68,10 @@ def parser():
     p.add_argument("--beta", type=float, default=2.0, help="soft: the tilt per point")
     p.add_argument("--judge-deals", type=int, default=500)
     p.add_argument("--judge-seed", type=int, default=7000)
+    p.add_argument("--ceiling-deals", type=int, default=0,
+                   help="also judge, per generation, the net with search's move played "
+                        "wherever its z rule finds evidence (the ceiling of a perfect "
+                        "distillation) against the previous generation on N deals (0: not)")
     return p
 
 
@@ -88,6 +92,8 @@ def check(args) -> dict:
     from agents.training.distill import DistillConfig
     from agents.training.labels import check_net
     parse_formats(args.formats)
+    if args.ceiling_deals < 0:
+        raise ValueError("--ceiling-deals must be an int >= 0")
     for name in ("generations", "block", "stride", "workers", "judge_deals"):
         if getattr(args, name) < 1:
             raise ValueError(f"--{name.replace('_', '-')} must be an int >= 1")
@@ -165,6 +171,10 @@ def generation(out: Path, g: int, prev: str, args, rec: dict) -> dict:
                                             "observation": "nertz_v0", "search": args.search})
         write_json(gdir / "distill.json", {"generation": g, "init": prev, "labels": infos,
                                            "config": cfg._asdict(), "figures": fig})
+    if args.ceiling_deals and not (gdir / "ceiling.json").is_file():
+        log(f"gen{g}: the ceiling of {prev} with {args.search} on {args.ceiling_deals} deals")
+        write_json(gdir / "ceiling.json", ceiling(prev, prev, args.search, args.z,
+                                                  args.ceiling_deals, args.judge_seed + g))
     judge = gdir / "judge.json"
     if not judge.is_file():
         log(f"gen{g}: judging against {prev} on {args.judge_deals} deals")
@@ -175,6 +185,58 @@ def generation(out: Path, g: int, prev: str, args, rec: dict) -> dict:
     log(f"gen{g}: {row['diff']:+.2f} [{row['ci_low']:+.2f}, {row['ci_high']:+.2f}] points "
         "per hand against the previous generation")
     return row
+
+
+def ceiling_agent(net: str, search: str, z: float, seed: int):
+    """The net's move, except where `search` (evaluated at every position it visits) finds a
+    candidate the net may play better than the net's move by more than z standard errors
+    (agents/training/distill.py targets' rule): that candidate. What a perfect distillation
+    of the labels would play."""
+    import numpy as np
+    from agents.registry import make_agent
+    from agents.training.distill import targets
+    from agents.training.labels import LabellingAgent
+
+    class Ceiling(LabellingAgent):
+        def act_view(self, view):
+            obs, masks = np.asarray(view.observations), np.asarray(view.masks)
+            legal = self.legal(obs, masks)
+            moves = self.policy.act_batch(obs, legal)
+            pick = np.flatnonzero(legal.sum(axis=1) >= 2)
+            if not pick.size:
+                return moves
+            sub = view._replace(rows=view.rows[pick], seats=view.seats[pick],
+                                observations=obs[pick], masks=masks[pick])
+            res = self.search.evaluate(sub)
+            K = max(len(r.candidates) for r in res)
+            pad = lambda f, v: np.array([list(f(r)) + [v] * (K - len(r.candidates))  # noqa
+                                         for r in res])
+            lab = {"candidates": pad(lambda r: r.candidates, -1), "gains": pad(
+                lambda r: r.gains, 0.0), "se": np.nan_to_num(pad(lambda r: r.se, 0.0),
+                                                             nan=np.inf),
+                "net_move": moves[pick], "searched": np.array([r.searched for r in res]),
+                "legal": np.packbits(legal[pick], axis=1)}
+            t = targets(lab, z)
+            moves[pick[t >= 0]] = t[t >= 0]
+            return moves
+
+    agent = Ceiling(net, make_agent(search, seed=seed))
+    agent.name = f"ceiling:{net}"
+    return agent
+
+
+def ceiling(net: str, prev: str, search: str, z: float, deals: int, seed: int) -> dict:
+    """The ceiling agent of `net` against `prev` (ppo:) at 2 teams, head_to_head's row."""
+    import numpy as np
+    from agents.arena.tournament import run_tournament
+    from agents.stats import estimators as stats
+    res = run_tournament([ceiling_agent(net, search, z, seed), f"ppo:{prev}"], teams=2,
+                         deals=deals, seed=seed, format="round-robin", progress=False)
+    dm = stats.deal_means(res.records, 2)
+    diff, half = stats.mean_ci(dm[:, 0] - np.nanmean(dm[:, 1:], axis=1))
+    return {"a": f"ceiling:{net}", "b": f"ppo:{prev}", "search": search, "z": z,
+            "deals": deals, "seed": seed, "diff": float(diff), "ci_low": float(diff - half),
+            "ci_high": float(diff + half)}
 
 
 def reuse(src: Path, dst: Path, prev: str, deals: int, g: int, args, search: str) -> bool:

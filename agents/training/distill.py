@@ -135,7 +135,8 @@ def targets(labels: dict, z: float = 1.0, margin: float = 0.0, confirm=None) -> 
     diff = gain[r, best] - np.where(has, labels["gains"][r, j], 0.0)
     se_b, se_n = labels["se"][r, best].astype(np.float64), labels["se"][r, j].astype(np.float64)
     se = np.where(best == 0, se_n, np.where(j == 0, se_b, np.hypot(se_b, se_n)))
-    push = has & (best != j) & (diff > margin) & (diff > z * se)
+    with np.errstate(invalid="ignore"):            # z = inf with se = 0: no evidence
+        push = has & (best != j) & (diff > margin) & (diff > z * se)
     return np.where(push, cand[r, best], -1)
 
 

@@ -70,3 +70,18 @@ def test_confirming_labels_are_written_and_used(tmp_path, one_torch_thread, caps
     assert int((targets(lab)[train] >= 0).sum()) > confirmed > 0
     d = json.loads((out / "gen1" / "distill.json").read_text())
     assert d["figures"]["train_targets"] == confirmed           # distilled on the confirmed
+
+
+def test_the_ceiling_plays_search_where_it_has_evidence(tmp_path, one_torch_thread):
+    from train.expert_iteration import ceiling
+    net = "agents/learned/models/learned_stacking.npz"
+    spec = "search:worlds=2,horizon=5"
+    never = ceiling(net, net, spec, float("inf"), 3, 5)      # no evidence is that strong
+    assert never["diff"] == 0.0 and never["ci_low"] == never["ci_high"] == 0.0
+    always = ceiling(net, net, spec, 0.0, 3, 5)              # search's move wherever better
+    assert always["diff"] != 0.0
+    out = tmp_path / "ceil"
+    args = TINY[:1] + ["1"] + TINY[2:] + ["--ceiling-deals", "2"]
+    assert main(["--out", str(out)] + args) == 0
+    row = json.loads((out / "gen1" / "ceiling.json").read_text())
+    assert row["deals"] == 2 and row["a"].startswith("ceiling:")
