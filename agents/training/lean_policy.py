@@ -103,7 +103,9 @@ class MaskedHead(torch.autograd.Function):
 
 def policy_arrays(actor, net_arch, obs_size: int, n_actions: int, provenance: dict,
                   rules: dict, teams: int) -> tuple:
-    """(meta, arrays) of the safe format (agents/learned/weights.py) for the actor MLP."""
+    """(meta, arrays) of the safe format (agents/learned/weights.py) for the actor MLP; an
+    actor that reads the v1 observation (obs_size 1019) is marked "observation": "v1"."""
+    from agents.learned.observation import observation_width
     from agents.learned.weights import FORMAT, VERSION, array_names, array_shapes
     meta = {"format": FORMAT, "version": VERSION,
             "architecture": {"type": "mlp", "hidden": [int(w) for w in net_arch],
@@ -111,6 +113,8 @@ def policy_arrays(actor, net_arch, obs_size: int, n_actions: int, provenance: di
             "observation_size": obs_size, "action_size": n_actions, "arrays": {},
             "table": None if teams is None else {"teams": teams, "team_size": 1}, "rules": rules,
             "provenance": provenance}
+    if obs_size == observation_width("v1"):
+        meta["observation"] = "v1"
     meta["arrays"] = {k: list(v) for k, v in array_shapes(meta).items()}
     linears = [m for m in actor if hasattr(m, "weight")]
     tensors = [t for m in linears for t in (m.weight, m.bias)]
@@ -219,7 +223,7 @@ def save_actor(actor, cfg: TrainConfig, path, steps: int, critic=None) -> Path:
     from nertz_env.actions import N_ACTIONS
 
     from .folder import naming
-    from nertz_env.core.observe import OBS_DIM
+    width = actor[0].weight.shape[1]            # v0's 791, or v1's 1019 (policy_arrays)
     Path(path).parent.mkdir(parents=True, exist_ok=True)
     t = cfg.tables
     provenance = {"algorithm": "lean_ppo", "num_timesteps": int(steps), "seed": int(cfg.run.seed),
@@ -230,13 +234,13 @@ def save_actor(actor, cfg: TrainConfig, path, steps: int, critic=None) -> Path:
     if cfg.tables.formats:
         from .formats import describe, resolve
         provenance["formats"] = [describe(f) for f in resolve(cfg.tables.formats)]
-    meta, arrays = policy_arrays(actor, cfg.ppo.net_arch, OBS_DIM, N_ACTIONS, provenance,
+    meta, arrays = policy_arrays(actor, cfg.ppo.net_arch, width, N_ACTIONS, provenance,
                                  None if cfg.tables.formats else dataclasses.asdict(cfg.rules()),
                                  None if cfg.tables.formats else cfg.tables.teams)
     if cfg.tables.constraint:
         meta["constraint"] = cfg.tables.constraint
     if critic is not None:
-        cmeta, carrays = policy_arrays(critic, cfg.ppo.net_arch, OBS_DIM, 1,
+        cmeta, carrays = policy_arrays(critic, cfg.ppo.net_arch, width, 1,
                                        {**provenance, "role": "critic"}, None, None)
         critic_path(path).parent.mkdir(parents=True, exist_ok=True)
         with naming(critic_path(path)):
@@ -249,9 +253,13 @@ def start_from(actor, critic, path) -> str:
     """Copy a saved model's weights into the fresh actor (and critic): an SB3 zip (read
     without unpickling: agents/learned/sb3_zip.py) gives both, a safe-format .npz the actor
     and, where critics/NAME.npz lies beside it (save_actor), the critic (else the critic
-    starts fresh). ValueError naming the file when its shapes differ. Returns the line to
-    log."""
+    starts fresh). A v0 file into a v1 network (its first layers read 1019 floats) is widened:
+    the memory block's columns start at zero, so it plays the v0 model's moves
+    (agents/learned/v1.py). ValueError naming the file when its shapes differ. Returns the line
+    to log."""
     from agents.learned.weights import is_weights, load_weights
+    from nertz_env.core.observe import OBS_DIM
+    from nertz_env.core.observe_memory import V1_OBS_DIM
     linears = [[m for m in net if hasattr(m, "weight")] for net in (actor, critic)]
     if is_weights(path):
         n = len(linears[0]) - 1
@@ -274,7 +282,13 @@ def start_from(actor, critic, path) -> str:
                [pair(m) for m in pol.mlp_extractor.value_net if hasattr(m, "weight")]
                + [pair(pol.value_net)]]
         what = "the actor and the critic"
+    widened = ""
     for mods, arrs in zip(linears, src):
+        w0, width = arrs[0][0], mods[0].weight.shape[1]
+        if w0.ndim == 2 and w0.shape[1] == OBS_DIM and width == V1_OBS_DIM:
+            arrs[0] = (np.pad(np.asarray(w0, np.float32), ((0, 0), (0, width - OBS_DIM))),
+                       arrs[0][1])
+            widened = ", widened to v1 (zero memory weights)"
         if [tuple(m.weight.shape) for m in mods] != [w.shape for w, _ in arrs]:
             raise ValueError(f"init={str(path)!r}: its layers {[w.shape for w, _ in arrs]} do "
                              f"not fit net_arch {[tuple(m.weight.shape) for m in mods]}")
@@ -282,7 +296,7 @@ def start_from(actor, critic, path) -> str:
             for m, (w, b) in zip(mods, arrs):
                 m.weight.copy_(torch.from_numpy(np.asarray(w, np.float32)))
                 m.bias.copy_(torch.from_numpy(np.asarray(b, np.float32)))
-    return f"init: {what} from {path}"
+    return f"init: {what} from {path}{widened}"
 
 
 def save_untrained(cfg: TrainConfig, path) -> Path:

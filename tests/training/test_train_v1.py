@@ -1,0 +1,58 @@
+"""The lean learner's pieces for a network that reads the v1 observation (issue 42 items 1
+and 4): a v0 model warm-starts a v1 network widened (zero memory weights: the same moves), and
+a v1 network is saved as a v1 model, a v0 one as before."""
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+pytest.importorskip("torch")
+
+from agents.arena.tournament import run_tournament  # noqa: E402
+from agents.learned.v1 import widen_model  # noqa: E402
+from agents.learned.weights import load_weights  # noqa: E402
+from agents.registry import MODELS_DIR  # noqa: E402
+from agents.training.lean_policy import networks, save_actor, start_from  # noqa: E402
+from agents.training.lean_ppo import lean_config  # noqa: E402
+from nertz_env.actions import N_ACTIONS  # noqa: E402
+from nertz_env.core.observe import OBS_DIM  # noqa: E402
+from nertz_env.core.observe_memory import V1_OBS_DIM  # noqa: E402
+
+V0 = MODELS_DIR / "learned.npz"
+
+
+def _cfg(tmp_path):
+    meta = load_weights(V0)[0]
+    return lean_config(learner="lean", out=str(tmp_path / "run"),
+                       net_arch=meta["architecture"]["hidden"],
+                       constraint=meta.get("constraint"), torch_threads=1)
+
+
+def test_a_v0_model_warm_starts_a_v1_network_widened(tmp_path):
+    cfg = _cfg(tmp_path)
+    actor, critic = networks(cfg, V1_OBS_DIM, N_ACTIONS)
+    line = start_from(actor, critic, V0)
+    assert "widened to v1 (zero memory weights)" in line
+    path = save_actor(actor, cfg, tmp_path / "v1", 0, critic)
+    meta, arrays = load_weights(path)
+    assert meta["observation"] == "v1" and meta["observation_size"] == V1_OBS_DIM
+    widen_model(V0, tmp_path / "wide")
+    _, want = load_weights(tmp_path / "wide.npz")
+    for k in want:                                   # the widened model, array for array
+        np.testing.assert_array_equal(arrays[k], want[k], err_msg=k)
+    a = run_tournament([f"ppo:{path}", "learned"], teams=2, deals=3, seed=4, progress=False)
+    b = run_tournament([f"ppo:{V0}", "learned"], teams=2, deals=3, seed=4, progress=False)
+    np.testing.assert_array_equal(a.records.score, b.records.score)
+    cmeta, _ = load_weights(tmp_path / "critics" / "v1.npz")
+    assert cmeta["observation_size"] == V1_OBS_DIM
+
+
+def test_a_v0_network_is_saved_as_before(tmp_path):
+    cfg = _cfg(tmp_path)
+    actor, critic = networks(cfg, OBS_DIM, N_ACTIONS)
+    assert "widened" not in start_from(actor, critic, V0)
+    path = save_actor(actor, cfg, tmp_path / "v0", 0)
+    meta = json.loads(path.with_suffix(".json").read_text())
+    assert "observation" not in meta and meta["observation_size"] == OBS_DIM
