@@ -67,6 +67,7 @@ import numpy as np
 from agents.constraints import check_constraint, constrain
 from agents.learned.sparse import sparse_rows
 from nertz_env.actions import SHIFT0, SHIFT_PAIRS
+from nertz_env.core.observe import OBS_DIM
 from nertz_env.optional import require
 
 from .config import TrainConfig
@@ -152,8 +153,10 @@ def make_learner(cfg: TrainConfig, sparse: bool, begin, log) -> Learner:
     cid = check_constraint(cfg.tables.constraint)
 
     def masks(obs, legal):
-        """The learner's legal moves under its constraint (bool)."""
-        return constrain(obs, legal, cid) if cid else np.asarray(legal, bool)
+        """The learner's legal moves under its constraint (bool; it reads the v0 prefix of a
+        v1 observation)."""
+        return constrain(np.asarray(obs)[:, :OBS_DIM], legal, cid) if cid else \
+            np.asarray(legal, bool)
 
     leagues = [league_of(sub) for sub in (env.envs if cfg.tables.formats else [env])]
     partners = []

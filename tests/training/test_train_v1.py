@@ -56,3 +56,31 @@ def test_a_v0_network_is_saved_as_before(tmp_path):
     path = save_actor(actor, cfg, tmp_path / "v0", 0)
     meta = json.loads(path.with_suffix(".json").read_text())
     assert "observation" not in meta and meta["observation_size"] == OBS_DIM
+
+
+def test_the_lean_learner_trains_a_v1_network_on_v1_observations(tmp_path, monkeypatch):
+    """With its env giving v1 observations (here the NertzVecEnv made with observation='v1':
+    the TrainConfig option is not there yet), a tiny lean run from learned.npz widened trains
+    the memory weights, under learned's constraint (read off the v0 prefix), and the same
+    seed gives the same weights."""
+    import nertz_env.envs.vector as vector
+
+    class V1VecEnv(vector.NertzVecEnv):
+        def __init__(self, *args, **kw):
+            super().__init__(*args, **{**kw, "observation": "v1"})
+
+    monkeypatch.setattr(vector, "NertzVecEnv", V1VecEnv)
+    from agents.training.lean_ppo import train
+    meta = load_weights(V0)[0]
+    got, lines = [], []
+    for name in ("a", "b"):
+        cfg = lean_config(learner="lean", out=str(tmp_path / name), init=str(V0),
+                          net_arch=meta["architecture"]["hidden"], constraint="useful-shifts",
+                          num_envs=8, max_ticks=150, n_steps=16, batch_size=64, n_epochs=2,
+                          timesteps=256, torch_threads=1)
+        got.append(load_weights(train(cfg, log=lines.append)))
+    (m, a), (_, b) = got
+    assert m["observation"] == "v1" and any("widened to v1" in line for line in lines)
+    assert np.abs(a["hidden0_weight"][:, OBS_DIM:]).max() > 0      # the memory is learned
+    for k in a:
+        np.testing.assert_array_equal(a[k], b[k], err_msg=k)
