@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from agents.arena.tournament import run_tournament
-from agents.base import SeatView
+from agents.base import Agent, SeatView
 from agents.learned import v1 as v1mod
 from agents.learned.family import write_family
 from agents.learned.v1 import widen_model
@@ -190,9 +190,9 @@ def test_the_widen_command(tmp_path, capsys):
 
 
 # ------------------------------------------------------------------ 4. the envs' opponents
-def _episode(opponent, steps=120):
+def _episode(opponent, steps=400):
     from nertz_env.envs.gym import NertzGymEnv
-    env = NertzGymEnv(num_teams=2, opponents=opponent)
+    env = NertzGymEnv(num_teams=3, opponents=opponent)
     obs, info = env.reset(seed=5)
     out = [obs]
     for _ in range(steps):
@@ -208,3 +208,33 @@ def test_a_v1_net_opponent_plays_in_the_gym_env(models):
     wide = _episode(make_agent(f"ppo:{models['wide']}"))
     np.testing.assert_array_equal(wide, _episode(make_agent(f"ppo:{V0}")))
     assert not np.array_equal(_episode(make_agent(f"ppo:{models['mem']}")), wide)
+
+
+def _vec_run(opponent, steps=60):
+    from nertz_env.envs.vector import NertzVecEnv
+    env = NertzVecEnv(num_envs=6, num_teams=3, seed=7, opponents=opponent)
+    out = [env.reset()]
+    for _ in range(steps):
+        masks = env.action_masks()
+        acts = np.array([np.flatnonzero(m)[-1] for m in masks])
+        obs, rew, done, _ = env.step(acts)
+        out += [obs, rew[:, None].astype(np.float32)]
+    return np.concatenate(out, axis=1)
+
+
+class _V0Viewer(Agent):
+    """The v0 net as a seat-view agent (the vector envs take only those and core bots)."""
+    seat_view = True
+
+    def __init__(self, inner):
+        self.inner, self.name = inner, "v0-viewer"
+
+    def act_view(self, view):
+        return self.inner.act_batch(view.observations, view.masks)
+
+
+def test_a_v1_net_opponent_plays_in_the_vector_env(models):
+    """The vector envs take a v1 net (a seat-view agent; a v0 `ppo:` is refused there)."""
+    wide = _vec_run(make_agent(f"ppo:{models['wide']}"))
+    np.testing.assert_array_equal(wide, _vec_run(_V0Viewer(make_agent(f"ppo:{V0}"))))
+    assert not np.array_equal(_vec_run(make_agent(f"ppo:{models['mem']}")), wide)
