@@ -46,7 +46,9 @@ Model files are code's way in: an SB3 zip holds pickled objects that SB3's load 
 RLlib checkpoint is unpickled by RLlib itself. `ppo:` reads SB3 zips without unpickling
 (trust=yes is the opt-in for the rest); `rllib:` cannot avoid it: load only checkpoints you
 made or trust. The safe format runs no code (docs/models.md). A model whose observation or
-action size does not fit this game is refused here, at make_agent, naming both sizes.
+action size does not fit this game is refused here, at make_agent, naming both sizes. A
+safe-format model that reads the v1 observation (its JSON's "observation": "v1") is a
+seat-view agent: it plays where a seat view is passed (agents/learned/v1.py).
 
 For rllib, the same: the checkpoint's path, then policy=ID (needed when it holds several
 policies) and deterministic=true|false (agents/learned/rllib.py; loaded without starting
