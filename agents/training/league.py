@@ -202,15 +202,17 @@ class LeagueVecEnv(_vec_env.VecEnvWrapper):
 
 
 def make_env(cfg, seed: int | None = None, monitor: bool = True, rules=None,
-             num_envs: int | None = None, learner_seat: int = 0):
+             num_envs: int | None = None, learner_seat: int = 0, observation: str = "v0"):
     """The training env of a TrainConfig: NertzVecEnv + LeagueVecEnv (+ VecMonitor); rules,
-    num_envs and learner_seat: another table than the config's (formats.py: one per format)."""
+    num_envs and learner_seat: another table than the config's (formats.py: one per format);
+    observation: the learner's, "v0" or "v1" (a lean run from a v1 model: lean_policy.py)."""
     from nertz_env.envs.vector import NertzVecEnv
     seed = cfg.run.seed if seed is None else seed
     rules = cfg.rules() if rules is None else rules
     t, lg = cfg.tables, cfg.league
     base = NertzVecEnv(num_envs=t.num_envs if num_envs is None else num_envs, config=rules,
-                       seed=seed, reward=t.reward, learner_seat=learner_seat)
+                       seed=seed, reward=t.reward, learner_seat=learner_seat,
+                       observation=observation)
     env = LeagueVecEnv(base, lg.opponents, seed=seed, temperature=lg.priority_temperature,
                        uniform=lg.priority_uniform, partner=t.partner)
     return _vec_env.VecMonitor(env) if monitor else env

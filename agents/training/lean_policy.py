@@ -10,7 +10,8 @@ networks, their forward pieces, and their files.
   drawn by Gumbel-max. `SelfPartner` plays the learner's teammate with the current actor.
 - Files (`save_actor`, `start_from`, `save_untrained`): the actor in the project's safe weight
   format (agents/learned/weights.py), the critic beside it as critics/NAME.npz; a run starts
-  from either format or an SB3 zip.
+  from either format or an SB3 zip; from a v1 model it trains on v1 observations
+  (`run_observation`), a v0 model started into a v1 network widened.
 
 torch is imported at the top, through nertz_env.optional.require (without the `[train]`
 extra, importing this module is one line naming it); its classes are made here, at the top.
@@ -297,6 +298,31 @@ def start_from(actor, critic, path) -> str:
                 m.weight.copy_(torch.from_numpy(np.asarray(w, np.float32)))
                 m.bias.copy_(torch.from_numpy(np.asarray(b, np.float32)))
     return f"init: {what} from {path}{widened}"
+
+
+def run_observation(cfg: TrainConfig) -> str:
+    """The observation a lean run trains on: "v1" where its init is a safe-format model that
+    reads v1 (agents/learned/v1.py: `python -m agents.learned.v1` widens a v0 model into one
+    that plays the same moves), else "v0". A v1 run is refused, in one line before any work,
+    where a piece it needs reads v0 only: formats (each format's env), partner='self'
+    (SelfPartner gathers v0 rows) and snapshots (the league plays its entries by act_batch,
+    which a v1 net refuses: it needs its seat view)."""
+    from agents.learned.observation import observation_of
+    from agents.learned.weights import is_weights, load_weights
+    init = cfg.ppo.init
+    try:
+        v1 = bool(init) and is_weights(init) and observation_of(load_weights(init)[0]) == "v1"
+    except ValueError:                # start_from names the file's fault, as for any init
+        return "v0"
+    if not v1:
+        return "v0"
+    for name, on in (("formats", cfg.tables.formats), ("partner", cfg.tables.partner == "self"),
+                     ("snapshot_every", cfg.league.snapshot_every)):
+        if on:
+            raise ValueError(f"init={str(init)!r} reads the v1 observation; {name}="
+                             f"{getattr(cfg, name)!r} is not yet done on v1 (leave it out: "
+                             "formats, partner='self' and snapshots read v0)")
+    return "v1"
 
 
 def save_untrained(cfg: TrainConfig, path) -> Path:

@@ -73,7 +73,7 @@ from nertz_env.optional import require
 from .config import TrainConfig
 from .lean_policy import (MaskedHead, SelfPartner, SparseFirstLayer, _mlp,  # noqa: F401
                           critic_path, draw, masked_logp, networks, policy_arrays, sample,
-                          save_actor, save_untrained, start_from)
+                          run_observation, save_actor, save_untrained, start_from)
 
 torch = require("torch", "train", "the lean PPO")
 
@@ -103,6 +103,7 @@ def check_lean(cfg: TrainConfig) -> None:
     if cfg.run.learner != "lean":
         raise ValueError(f"learner={cfg.run.learner!r}: the lean PPO trains learner='lean' configs "
                          "(lean_config makes one)")
+    run_observation(cfg)                  # a v1 init: what v1 runs cannot do yet is refused
 
 @dataclasses.dataclass
 class Learner:
@@ -136,7 +137,7 @@ def make_learner(cfg: TrainConfig, sparse: bool, begin, log) -> Learner:
         from .formats import make_formats_env
         env = base = make_formats_env(cfg)
     else:
-        env = make_env(cfg, monitor=False)
+        env = make_env(cfg, monitor=False, observation=run_observation(cfg))
         base = env.venv                             # the NertzVecEnv (its action_masks)
     obs_size = int(np.prod(env.observation_space.shape))
     n_actions = int(env.action_space.n)

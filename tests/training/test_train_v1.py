@@ -15,7 +15,7 @@ from agents.learned.v1 import widen_model  # noqa: E402
 from agents.learned.weights import load_weights  # noqa: E402
 from agents.registry import MODELS_DIR  # noqa: E402
 from agents.training.lean_policy import networks, save_actor, start_from  # noqa: E402
-from agents.training.lean_ppo import lean_config  # noqa: E402
+from agents.training.lean_ppo import lean_config, train  # noqa: E402
 from nertz_env.actions import N_ACTIONS  # noqa: E402
 from nertz_env.core.observe import OBS_DIM  # noqa: E402
 from nertz_env.core.observe_memory import V1_OBS_DIM  # noqa: E402
@@ -58,29 +58,43 @@ def test_a_v0_network_is_saved_as_before(tmp_path):
     assert "observation" not in meta and meta["observation_size"] == OBS_DIM
 
 
-def test_the_lean_learner_trains_a_v1_network_on_v1_observations(tmp_path, monkeypatch):
-    """With its env giving v1 observations (here the NertzVecEnv made with observation='v1':
-    the TrainConfig option is not there yet), a tiny lean run from learned.npz widened trains
-    the memory weights, under learned's constraint (read off the v0 prefix), and the same
-    seed gives the same weights."""
-    import nertz_env.envs.vector as vector
-
-    class V1VecEnv(vector.NertzVecEnv):
-        def __init__(self, *args, **kw):
-            super().__init__(*args, **{**kw, "observation": "v1"})
-
-    monkeypatch.setattr(vector, "NertzVecEnv", V1VecEnv)
-    from agents.training.lean_ppo import train
+def _tiny(tmp_path, name, init, **kw):
     meta = load_weights(V0)[0]
-    got, lines = [], []
+    return lean_config(**{"learner": "lean", "out": str(tmp_path / name), "init": str(init),
+                          "net_arch": meta["architecture"]["hidden"],
+                          "constraint": "useful-shifts", "num_envs": 8, "max_ticks": 150,
+                          "n_steps": 16, "batch_size": 64, "n_epochs": 2, "timesteps": 256,
+                          "torch_threads": 1, **kw})
+
+
+def test_a_lean_run_from_a_v1_model_trains_on_v1_observations(tmp_path):
+    """init=a v1 model (learned.npz widened): the run's env gives v1 observations, the net
+    learns memory weights under learned's constraint (read off the v0 prefix), and the same
+    seed gives the same weights; from the v0 model the same run stays v0."""
+    widen_model(V0, tmp_path / "wide")
+    got = []
     for name in ("a", "b"):
-        cfg = lean_config(learner="lean", out=str(tmp_path / name), init=str(V0),
-                          net_arch=meta["architecture"]["hidden"], constraint="useful-shifts",
-                          num_envs=8, max_ticks=150, n_steps=16, batch_size=64, n_epochs=2,
-                          timesteps=256, torch_threads=1)
-        got.append(load_weights(train(cfg, log=lines.append)))
+        lines = []
+        got.append(load_weights(train(_tiny(tmp_path, name, tmp_path / "wide.npz"),
+                                      log=lines.append)))
     (m, a), (_, b) = got
-    assert m["observation"] == "v1" and any("widened to v1" in line for line in lines)
+    assert m["observation"] == "v1" and m["observation_size"] == V1_OBS_DIM
     assert np.abs(a["hidden0_weight"][:, OBS_DIM:]).max() > 0      # the memory is learned
     for k in a:
         np.testing.assert_array_equal(a[k], b[k], err_msg=k)
+    m0, _ = load_weights(train(_tiny(tmp_path, "c", V0), log=lambda _: None))
+    assert "observation" not in m0 and m0["observation_size"] == OBS_DIM
+
+
+@pytest.mark.parametrize("kw,field", [({"partner": "self", "teams": 2}, "partner"),
+                                      ({"snapshot_every": 128}, "snapshot_every"),
+                                      ({"formats": "rulebook", "num_envs": 184},
+                                       "formats")])
+def test_what_a_v1_run_cannot_do_yet_is_refused_before_any_work(tmp_path, kw, field):
+    widen_model(V0, tmp_path / "wide")
+    cfg = _tiny(tmp_path, "run", tmp_path / "wide.npz", **kw)
+    with pytest.raises(ValueError) as err:
+        train(cfg, log=lambda _: None)
+    text = str(err.value)
+    assert "\n" not in text and f"{field}=" in text and "v1" in text, text
+    assert not (tmp_path / "run").exists()
