@@ -37,6 +37,10 @@ make_formats_env the league's env, imitation.py's LeanPolicy lean_policy.py's fo
     checkpoints.py  checkpoints, snapshots, resume_config / load_checkpoint          [train]
     run.py          SB3's train(): its loop and its callbacks                         [train]
     lean_policy.py, lean_ppo.py   the lean PPO (`nertz train`'s default)              [train]
+    labels.py       search's labels of the positions a net visits (expert iteration;
+                    shards over deal blocks, local processes or Ray)              no torch
+    distill.py      distillation of those labels into the net (train/expert_iteration.py)
+                                                                                  [train]
 The `nertz train` parser and command are agents/cli/train.py's.
 
 Importing this package imports neither torch nor stable-baselines3 (`nertz --help` builds

@@ -2,7 +2,7 @@
 
 A labelling run plays duplicate deals with a safe-format network (agents/learned/weights.py)
 in its seat(s), as `ppo:NET.npz` plays it (its moves, its constraint), through the arena's
-Python loop (agents/arena/play.py play_python) with a seat-view agent (agents/base.py SeatView)
+Python loop (agents/arena/seat_loop.py play_python) with a seat-view agent (agents/base.py SeatView)
 that plays the net's move and records, for each of the net's decisions where its constrained
 mask leaves two or more moves (elsewhere there is nothing to learn):
 - the observation (`nertz_v0`, OBS_DIM floats; OBSERVATION names the version in every shard),
