@@ -238,3 +238,19 @@ def test_a_v1_net_opponent_plays_in_the_vector_env(models):
     wide = _vec_run(make_agent(f"ppo:{models['wide']}"))
     np.testing.assert_array_equal(wide, _vec_run(_V0Viewer(make_agent(f"ppo:{V0}"))))
     assert not np.array_equal(_vec_run(make_agent(f"ppo:{models['mem']}")), wide)
+
+
+def test_a_v1_net_plays_at_the_human_table(tmp_path, models):
+    """The human session passes a v1 net its seat view: the widened net plays the v0 net's
+    hand move for move (the person's moves scripted), the memory weights another."""
+    from nertz_env.replay import Replay
+    from tests.human.test_play_search import scripted_hand
+
+    def hand(name):
+        path = tmp_path / f"{name}.nertz.json.gz"
+        scripted_hand(RulesConfig(num_teams=2), f"ppo:{models[name]}", 3, path)
+        return Replay.load(path).hands[0]
+
+    wide, v0 = hand("wide"), hand("v0")
+    assert np.array_equal(wide.actions, v0.actions) and wide.ticks == v0.ticks
+    assert not np.array_equal(hand("mem").actions, wide.actions)
