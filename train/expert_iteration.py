@@ -15,6 +15,11 @@ Per generation g (OUT/genG/):
 3. judge.json: the new network against the previous one head to head at 2 solo teams on
    --judge-deals fresh duplicate deals (agents/judging/head_to_head.py, seed --judge-seed +
    g), points per hand with the 95% interval over deals.
+--observation v1 widens a v0 --init into a v1 network first (OUT/gen0/model.npz,
+agents/learned/v1.py: it reads the memory block through zero weights, so it plays exactly as
+--init), and every generation then labels and learns from v1 rows (the memory block); a v1
+--init is taken as it is. Labels of one observation and a net of another are refused in one
+line (--labels-from before any work).
 It stops after --generations, or when a generation does not beat the last (the interval's
 low end <= 0). Every step's files are written whole; --resume skips the finished steps of
 the same options (OUT/expert_iteration.json records them; other options are refused, one
@@ -30,8 +35,8 @@ from pathlib import Path
 PROG = "python -m train.expert_iteration"
 DEFAULT_INIT = "agents/learned/models/learned_stacking.npz"
 RECORD = "expert_iteration.json"
-OPTIONS = ("init", "formats", "search", "opponent", "seed", "block", "stride", "epochs",
-           "batch", "lr", "kl", "z", "margin", "mode", "beta", "confirm", "judge_deals",
+OPTIONS = ("init", "observation", "formats", "search", "opponent", "seed", "block", "stride",
+           "epochs", "batch", "lr", "kl", "z", "margin", "mode", "beta", "confirm", "judge_deals",
            "judge_seed")
 
 
@@ -41,6 +46,9 @@ def parser():
     p.add_argument("--out", required=True, help="the run's folder (new or empty, or --resume)")
     p.add_argument("--resume", action="store_true", help="go on with a run of the same options")
     p.add_argument("--init", default=DEFAULT_INIT, help="generation 0 (a safe-format .npz)")
+    p.add_argument("--observation", choices=("v0", "v1"), default=None,
+                   help="what the networks read (default: --init's); v1 with a v0 --init "
+                        "widens it first (OUT/gen0/model.npz), a v1 --init is refused v0")
     p.add_argument("--generations", type=int, default=3, help="at most this many generations")
     p.add_argument("--formats", default="2teams:1000,4teams:250",
                    help="FORMAT:DEALS,... labelled per generation (2teams, 4teams, 4teams-self)")
@@ -103,12 +111,51 @@ def check(args) -> dict:
     DistillConfig(args.epochs, args.batch, args.lr, args.kl, args.z, args.margin, 0,
                   args.mode, args.beta).check()
     args.init = str(Path(check_net(args.init)).resolve())
+    start_observation(args)
     from agents.registry import make_agent
     make_agent(args.search, seed=0)
     if args.confirm is not None:
         make_agent(args.confirm, seed=0)
     make_agent(args.opponent, seed=0)
     return {k: getattr(args, k) for k in OPTIONS}
+
+
+def start_observation(args) -> str:
+    """The observation generation 1 labels ('nertz_v0' or 'nertz_v1'): --observation, else
+    --init's; ValueError for a v1 --init asked to read v0, or --labels-from labels of the
+    other observation."""
+    import json
+    from agents.training.labels import OBSERVATION_V1, net_observation
+    have = net_observation(args.init)
+    if args.observation == "v0" and have == OBSERVATION_V1:
+        raise ValueError(f"--observation v0: --init {args.init!r} reads nertz_v1 (a v1 net is "
+                         "not narrowed); give a v0 model or --observation v1")
+    want = OBSERVATION_V1 if args.observation == "v1" else have
+    if args.labels_from:
+        for p in sorted((Path(args.labels_from) / "gen1" / "labels").glob("*/labels.json")):
+            try:
+                theirs = json.loads(p.read_text()).get("observation")
+            except (OSError, ValueError, AttributeError):
+                continue
+            if theirs != want:
+                raise ValueError(f"--labels-from: {str(p)!r} holds {theirs!r} labels; this "
+                                 f"run's net reads {want!r}")
+    return want
+
+
+def widened_start(out: Path, args) -> str:
+    """--init, or (--observation v1 with a v0 --init) its widened v1 twin OUT/gen0/model.npz,
+    written once (agents/learned/v1.py widen_model; kept on --resume)."""
+    from agents.learned.v1 import widen_model
+    from agents.training.labels import OBSERVATION_V1, net_observation
+    if args.observation != "v1" or net_observation(args.init) == OBSERVATION_V1:
+        return args.init
+    model = out / "gen0" / "model.npz"
+    if not (model.is_file() and model.with_suffix(".json").is_file()):
+        model.parent.mkdir(parents=True, exist_ok=True)
+        widen_model(args.init, model)
+        log(f"gen0: {args.init} widened to v1: {model}")
+    return str(model.resolve())
 
 
 def check_record(out: Path, rec: dict, resume: bool) -> None:
@@ -136,7 +183,7 @@ def generation(out: Path, g: int, prev: str, args, rec: dict) -> dict:
     """Labels, distillation and judgement of generation g (each skipped when done)."""
     from agents.judging.head_to_head import head_to_head
     from agents.training.distill import DistillConfig, distill, save_distilled
-    from agents.training.labels import read_labels, write_labels
+    from agents.training.labels import net_observation, read_labels, write_labels
     from nertz_env.files import json_loads_bounded, read_capped, write_json
     gdir = out / f"gen{g}"
     gdir.mkdir(parents=True, exist_ok=True)
@@ -159,6 +206,11 @@ def generation(out: Path, g: int, prev: str, args, rec: dict) -> dict:
     model = gdir / "model.npz"
     if not (gdir / "distill.json").is_file():
         lab, infos = merged([read_labels(labels / fmt) for fmt in fm])
+        net_obs = net_observation(prev)
+        for i in infos:
+            if i["observation"] != net_obs:
+                raise ValueError(f"gen{g}: labels of {i['observation']!r} under {labels}, the "
+                                 f"net {prev} reads {net_obs!r}")
         confirm = merged([read_labels(labels / f"{fmt}-confirm") for fmt in fm])[0] \
             if args.confirm else None
         log(f"gen{g}: distilling on {len(lab['net_move'])} rows")
@@ -168,7 +220,8 @@ def generation(out: Path, g: int, prev: str, args, rec: dict) -> dict:
         save_distilled(actor, meta, model, {"algorithm": "expert_iteration", "generation": g,
                                             "init": prev, "labels": str(labels),
                                             "label_rows": int(len(lab["net_move"])),
-                                            "observation": "nertz_v0", "search": args.search})
+                                            "observation": infos[0]["observation"],
+                                            "search": args.search})
         write_json(gdir / "distill.json", {"generation": g, "init": prev, "labels": infos,
                                            "config": cfg._asdict(), "figures": fig})
     if args.ceiling_deals and not (gdir / "ceiling.json").is_file():
@@ -199,14 +252,14 @@ def ceiling_agent(net: str, search: str, z: float, seed: int):
 
     class Ceiling(LabellingAgent):
         def act_view(self, view):
-            obs, masks = np.asarray(view.observations), np.asarray(view.masks)
-            legal = self.legal(obs, masks)
-            moves = self.policy.act_batch(obs, legal)
+            masks = np.asarray(view.masks)
+            _, legal, moves = self.net_moves(view)           # v0 or v1 rows, as ppo: plays
             pick = np.flatnonzero(legal.sum(axis=1) >= 2)
             if not pick.size:
                 return moves
             sub = view._replace(rows=view.rows[pick], seats=view.seats[pick],
-                                observations=obs[pick], masks=masks[pick])
+                                observations=np.asarray(view.observations)[pick],
+                                masks=masks[pick])
             res = self.search.evaluate(sub)
             K = max(len(r.candidates) for r in res)
             pad = lambda f, v: np.array([list(f(r)) + [v] * (K - len(r.candidates))  # noqa
@@ -264,7 +317,8 @@ def reuse(src: Path, dst: Path, prev: str, deals: int, g: int, args, search: str
 
 def merged(parts) -> tuple:
     import numpy as np
-    infos = [{k: i[k] for k in ("formats", "deals", "rows", "seed", "net_sha256")}
+    infos = [{k: i[k] for k in ("formats", "deals", "rows", "seed", "net_sha256",
+                                "observation")}
              for i, _ in parts]
     keys = parts[0][1].keys()
     K = max(p["candidates"].shape[1] for _, p in parts)
@@ -294,13 +348,17 @@ def main(argv=None) -> int:
     if not (out / RECORD).is_file():
         write_json(out / RECORD, {**rec, "command": " ".join([PROG] + list(
             sys.argv[1:] if argv is None else argv))})
-    best = args.init
-    for g in range(1, args.generations + 1):
-        row = generation(out, g, best, args, rec)
-        if not row["ci_low"] > 0:
-            log(f"stopped after generation {g}: it does not beat generation {g - 1}")
-            break
-        best = str((out / f"gen{g}" / "model.npz").resolve())
+    try:
+        best = widened_start(out, args)
+        for g in range(1, args.generations + 1):
+            row = generation(out, g, best, args, rec)
+            if not row["ci_low"] > 0:
+                log(f"stopped after generation {g}: it does not beat generation {g - 1}")
+                break
+            best = str((out / f"gen{g}" / "model.npz").resolve())
+    except ValueError as err:
+        print(f"{PROG}: error: {err}", file=sys.stderr)
+        return 2
     log(f"best model: {best}")
     return 0
 

@@ -24,8 +24,11 @@ The network is the shipped `learned`'s architecture (agents/learned/weights.py: 
 layers, a masked action head), so the result is written in the safe format (`ppo:NAME.npz`
 plays it, under the constraint of the model it started from). Rows of deals with deal % 10 ==
 0 are held out (`holdout`): before/after figures of agreement with the targets and of the KL
-elsewhere. Deterministic: one torch thread, mini-batches drawn from a generator seeded with
-`seed`; same labels, same seed, same weights.
+elsewhere. The network reads the observation of its model (v0, or v1: a widened or v1 model,
+agents/learned/v1.py) and the labels must hold that observation's rows (labels.py
+OBSERVATIONS: a v1 net labels v1 rows), else one line refuses before training.
+Deterministic: one torch thread, mini-batches drawn from a generator seeded with `seed`; same
+labels, same seed, same weights.
 """
 from __future__ import annotations
 
@@ -36,6 +39,7 @@ import numpy as np
 from agents.learned.weights import load_weights, save_weights
 from nertz_env.actions import N_ACTIONS
 from nertz_env.core.observe import OBS_DIM
+from nertz_env.core.observe_memory import V1_OBS_DIM
 from nertz_env.optional import require
 
 from .lean_policy import masked_logp, policy_arrays
@@ -142,14 +146,17 @@ def targets(labels: dict, z: float = 1.0, margin: float = 0.0, confirm=None) -> 
 
 def load_actor(path):
     """(the actor: torch Linear+Tanh layers and the head, the model's meta) of a safe-format
-    model; ValueError unless it is a tanh MLP with a masked head of this game's sizes."""
+    model; ValueError unless it is a tanh MLP with a masked head of this game's sizes (its
+    input v0's OBS_DIM or v1's V1_OBS_DIM floats)."""
     meta, arrays = load_weights(path)
     arch = meta["architecture"]
     if arch["activation"] != "tanh" or arch["action_net"] != "masked" \
-            or meta["observation_size"] != OBS_DIM or meta["action_size"] != N_ACTIONS:
+            or meta["observation_size"] not in (OBS_DIM, V1_OBS_DIM) \
+            or meta["action_size"] != N_ACTIONS:
         raise ValueError(f"init {str(path)!r}: distillation takes a tanh MLP with a masked "
-                         f"head over {OBS_DIM} observations and {N_ACTIONS} moves (learned's)")
-    sizes = [OBS_DIM, *arch["hidden"]]
+                         f"head over {OBS_DIM} (v0) or {V1_OBS_DIM} (v1) observations and "
+                         f"{N_ACTIONS} moves (learned's)")
+    sizes = [meta["observation_size"], *arch["hidden"]]
     layers = []
     for i, (a, b) in enumerate(zip(sizes, sizes[1:])):
         layers += [_linear(arrays[f"hidden{i}_weight"], arrays[f"hidden{i}_bias"]),
@@ -219,6 +226,11 @@ def distill(labels: dict, init, cfg: DistillConfig = DistillConfig(), log=None,
     training rows from the model at `init` (module docstring); confirm: `targets`'."""
     cfg = cfg.check()
     actor, meta = load_actor(init)
+    width = np.shape(labels["obs"])[1:]
+    if width != (meta["observation_size"],):
+        raise ValueError(f"labels hold observations of {width[0] if width else '?'} floats, "
+                         f"init {str(init)!r} reads {meta['observation_size']} (v0: {OBS_DIM}, "
+                         f"v1: {V1_OBS_DIM}): label with the net being distilled")
     anchor, _ = load_actor(init)
     for p in anchor.parameters():
         p.requires_grad_(False)
@@ -263,7 +275,8 @@ def save_distilled(actor, start_meta: dict, path, provenance: dict):
     from pathlib import Path
     Path(path).parent.mkdir(parents=True, exist_ok=True)
     hidden = start_meta["architecture"]["hidden"]
-    meta, arrays = policy_arrays(actor, hidden, OBS_DIM, N_ACTIONS, provenance, None, None)
+    meta, arrays = policy_arrays(actor, hidden, start_meta["observation_size"], N_ACTIONS,
+                                 provenance, None, None)
     if start_meta.get("constraint"):
         meta["constraint"] = start_meta["constraint"]
     return save_weights(path, meta, arrays)[0]

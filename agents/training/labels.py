@@ -5,8 +5,11 @@ in its seat(s), as `ppo:NET.npz` plays it (its moves, its constraint), through t
 Python loop (agents/arena/seat_loop.py play_python) with a seat-view agent (agents/base.py SeatView)
 that plays the net's move and records, for each of the net's decisions where its constrained
 mask leaves two or more moves (elsewhere there is nothing to learn):
-- the observation (`nertz_v0`, OBS_DIM floats; OBSERVATION names the version in every shard),
-  the net's legal mask (its constraint applied; packed bits) and its move;
+- the observation the net reads (OBSERVATIONS): `nertz_v0` (OBS_DIM floats) for a v0 net;
+  `nertz_v1` (V1_OBS_DIM floats: v0's, then the memory block, agents/learned/v1.py view_rows)
+  for a v1 net (a widened or v1 model; its shards also hold `observation`, and labels.json
+  names the version for both), the net's legal mask (its constraint applied; packed bits)
+  and its move;
 - search's evaluation of the same position (agents/search/agent.py SearchAgent.evaluate):
   the candidates (the base move first), their mean paired gains over the base move, their
   standard errors over the worlds, search's chosen move and whether it searched;
@@ -42,6 +45,7 @@ import numpy as np
 from nertz_env.actions import N_ACTIONS
 from nertz_env.config import RulesConfig
 from nertz_env.core.observe import OBS_DIM
+from nertz_env.core.observe_memory import V1_OBS_DIM
 from nertz_env.files import read_capped, write_bytes, write_json
 from nertz_env.files.bounded import json_loads_strict, zip_member_capped
 
@@ -52,9 +56,12 @@ from ..arena.seatings import seatings
 from ..base import Agent
 from ..constraints import check_constraint, constrain
 from ..learned.ppo import load_weights_policy
+from ..learned.v1 import reads_v1, view_rows
 from ..registry import make_agent
 
-OBSERVATION = "nertz_v0"
+OBSERVATION = "nertz_v0"               # a v0 net's labels (the shards name no version)
+OBSERVATION_V1 = "nertz_v1"            # a v1 net's: the shards hold `observation` too
+OBSERVATIONS = {OBSERVATION: OBS_DIM, OBSERVATION_V1: V1_OBS_DIM}
 LABELS_FILE = "labels.json"
 FORMAT, VERSION = "nertz-search-labels", 1
 SEARCH = "search"                      # the expert: search with its default options
@@ -95,6 +102,8 @@ class LabellingAgent(Agent):
     def __init__(self, net: str, search, stride: int = 1):
         self.stride = stride
         self.policy = load_weights_policy(net)
+        self.v1 = reads_v1(self.policy)
+        self.observation = OBSERVATION_V1 if self.v1 else OBSERVATION
         self.cid = check_constraint(self.policy.meta.get("constraint"))
         self.search = search
         self.name = f"label:{net}"
@@ -104,14 +113,22 @@ class LabellingAgent(Agent):
     def legal(self, obs, masks):
         return constrain(obs, masks, self.cid) if self.cid else np.asarray(masks, bool)
 
-    def act_view(self, view) -> np.ndarray:
+    def net_moves(self, view) -> tuple:
+        """(the rows the net reads: v0 or v1, its legal masks: the constraint reads the v0
+        prefix, its moves) on the view's rows, as `ppo:NET` plays them."""
         obs, masks = np.asarray(view.observations), np.asarray(view.masks)
         legal = self.legal(obs, masks)
-        moves = self.policy.act_batch(obs, legal)
+        rows = view_rows(view) if self.v1 else obs
+        return rows, legal, self.policy.act_batch(rows, legal)
+
+    def act_view(self, view) -> np.ndarray:
+        masks = np.asarray(view.masks)
+        obs, legal, moves = self.net_moves(view)
         pick = np.flatnonzero(legal.sum(axis=1) >= 2)
         if pick.size:
             sub = view._replace(rows=view.rows[pick], seats=view.seats[pick],
-                                observations=obs[pick], masks=masks[pick])
+                                observations=np.asarray(view.observations)[pick],
+                                masks=masks[pick])
             st = view.state
             for k, res in zip(pick, self.search.evaluate(sub)):
                 t = int(view.rows[k])
@@ -161,11 +178,12 @@ def label_block(plan: LabelPlan, fmt: str, d_lo: int, d_hi: int) -> dict:
     rows, labeller.rows = labeller.rows, []
     net_seats = agent_at == 0
     points = out.scores[:, 0, :][net_seats]
-    return pack(rows, fmt, d_lo, d_hi, points)
+    return pack(rows, fmt, d_lo, d_hi, points, labeller.observation)
 
 
-def pack(rows, fmt, d_lo, d_hi, points) -> dict:
-    """The shard's arrays from the recorded rows, sorted by (deal, seating, tick, seat)."""
+def pack(rows, fmt, d_lo, d_hi, points, observation: str = OBSERVATION) -> dict:
+    """The shard's arrays from the recorded rows, sorted by (deal, seating, tick, seat); a
+    v1 shard names its observation (`observation`), a v0 one is as it always was."""
     rows = sorted(rows, key=lambda r: (r[0], r[1], r[4], r[2]))
     n = len(rows)
     K = max([len(r[8].candidates) for r in rows] + [1])
@@ -179,16 +197,20 @@ def pack(rows, fmt, d_lo, d_hi, points) -> dict:
         gain[i, :c] = res.gains
         se[i, :c] = np.nan_to_num(res.se, nan=np.inf)
     col = lambda j, dt: np.array([r[j] for r in rows], dt)  # noqa: E731
-    return {"obs": np.array([r[5] for r in rows], np.float32).reshape(n, OBS_DIM),
-            "legal": np.packbits(np.array([r[6] for r in rows], bool).reshape(n, N_ACTIONS),
-                                 axis=1),
-            "net_move": col(7, np.int16), "deal": col(0, np.int64), "seating": col(1, np.int16),
-            "seat": col(2, np.int8), "hand": col(3, np.int16), "tick": col(4, np.int32),
-            "candidates": cand, "gains": gain, "se": se,
-            "search_move": np.array([r[8].move for r in rows], np.int16),
-            "searched": np.array([r[8].searched for r in rows], bool),
-            "net_points": np.asarray(points, np.int16),
-            "range": np.array([d_lo, d_hi], np.int64)}
+    width = OBSERVATIONS[observation]
+    out = {"obs": np.array([r[5] for r in rows], np.float32).reshape(n, width),
+           "legal": np.packbits(np.array([r[6] for r in rows], bool).reshape(n, N_ACTIONS),
+                                axis=1),
+           "net_move": col(7, np.int16), "deal": col(0, np.int64), "seating": col(1, np.int16),
+           "seat": col(2, np.int8), "hand": col(3, np.int16), "tick": col(4, np.int32),
+           "candidates": cand, "gains": gain, "se": se,
+           "search_move": np.array([r[8].move for r in rows], np.int16),
+           "searched": np.array([r[8].searched for r in rows], bool),
+           "net_points": np.asarray(points, np.int16),
+           "range": np.array([d_lo, d_hi], np.int64)}
+    if observation != OBSERVATION:
+        out["observation"] = np.array(observation)
+    return out
 
 
 def shard_bytes(arrays: dict) -> bytes:
@@ -244,6 +266,11 @@ def check_net(net) -> str:
     return str(p)
 
 
+def net_observation(net) -> str:
+    """The observation a safe-format net reads: OBSERVATION (v0) or OBSERVATION_V1."""
+    return OBSERVATION_V1 if reads_v1(load_weights_policy(net)) else OBSERVATION
+
+
 def sha256_file(path) -> str:
     return hashlib.sha256(Path(path).read_bytes()).hexdigest()
 
@@ -264,6 +291,7 @@ def write_labels(out, net: str, *, formats=("2teams", "4teams"), deals: int = 10
     if executor not in ("local", "ray"):
         raise ValueError(f"executor {executor!r} is unknown; executors are local, ray")
     net = check_net(net)
+    observation = net_observation(net)
     make_agent(search, seed=seed)
     make_agent(opponent, seed=seed)
     plan = LabelPlan(str(Path(net).resolve()), search, opponent, int(seed), int(block),
@@ -271,8 +299,9 @@ def write_labels(out, net: str, *, formats=("2teams", "4teams"), deals: int = 10
     jobs = blocks(formats, deals, block)
     run = _run_ray(plan, jobs, ray_address) if executor == "ray" else \
         _run_local(plan, jobs, workers)
-    info = {"format": FORMAT, "version": VERSION, "observation": OBSERVATION,
-            "obs_dim": OBS_DIM, "net": net, "net_sha256": sha256_file(net), "search": search,
+    info = {"format": FORMAT, "version": VERSION, "observation": observation,
+            "obs_dim": OBSERVATIONS[observation], "net": net, "net_sha256": sha256_file(net),
+            "search": search,
             "opponent": opponent, "seed": int(seed), "deals": int(deals), "block": int(block),
             "stride": int(stride),
             "formats": formats, "shards": {}}
@@ -294,7 +323,8 @@ def write_labels(out, net: str, *, formats=("2teams", "4teams"), deals: int = 10
 
 def read_labels(folder) -> tuple:
     """(labels.json's content, the shards' arrays concatenated); ValueError naming the file
-    for anything but a labels folder of this version."""
+    for anything but a labels folder of this version, of either observation (OBSERVATIONS):
+    its shards' `obs` must be that observation's width, and a v1 folder's shards name it."""
     folder = Path(folder)
     what = f"labels {str(folder / LABELS_FILE)!r}"
     try:
@@ -303,15 +333,25 @@ def read_labels(folder) -> tuple:
         raise ValueError(f"{what} cannot be read ({err.strerror or err}): a folder "
                          "write_labels wrote") from None
     if not isinstance(info, dict) or info.get("format") != FORMAT \
-            or info.get("version") != VERSION or info.get("observation") != OBSERVATION:
-        raise ValueError(f"{what}: format/version/observation must be {FORMAT!r} / {VERSION} "
-                         f"/ {OBSERVATION!r}")
+            or info.get("version") != VERSION or info.get("observation") not in OBSERVATIONS \
+            or info.get("obs_dim") != OBSERVATIONS[info["observation"]]:
+        allowed = " or ".join(f"{k!r} / {v}" for k, v in OBSERVATIONS.items())
+        raise ValueError(f"{what}: format/version/observation/obs_dim must be {FORMAT!r} / "
+                         f"{VERSION} / {allowed}")
+    observation = info["observation"]
     parts = []
     for name in sorted(info["shards"]):
         p = folder / name
         if Path(name).name != name or not p.is_file() or p.stat().st_size > MAX_SHARD_BYTES:
             raise ValueError(f"{what}: shard {name!r} is missing or too large")
-        parts.append(read_shard(p, what))
+        q = read_shard(p, what)
+        named = str(q.pop("observation", OBSERVATION))
+        if named != observation or q["obs"].ndim != 2 \
+                or q["obs"].shape[1] != OBSERVATIONS[observation]:
+            raise ValueError(f"{what}: shard {name!r} holds {named!r} rows of shape "
+                             f"{q['obs'].shape}; labels.json says {observation!r} "
+                             f"({OBSERVATIONS[observation]} floats)")
+        parts.append(q)
     keys = [k for k in parts[0] if k not in ("candidates", "gains", "se", "range",
                                              "net_points")] if parts else []
     out = {k: np.concatenate([q[k] for q in parts]) for k in keys}
