@@ -299,51 +299,72 @@ REWARD_SCORE, REWARD_RELATIVE = 0, 1
 
 
 @njit(cache=True, error_model="numpy", _nrt=False)
+def vec_tick_table(st, prm, scr, masks, actions, priority, applied, learner_actions,
+                   learner_seat, kinds, knobs, policy_rng, reward_kind, prev_scores,
+                   cur_scores, rewards, terminated, truncated, final_scores, e):
+    """A learner step's tick and bookkeeping at table e, the one source for every vector
+    env kernel (vec_step_range here, core/observe_memory.py vec_step_memory_range): the moves
+    and the tick, rewards[e], terminated[e] / truncated[e] and, when the hand ended,
+    final_scores[e] with prev_scores restarted (else prev_scores = the scores now).
+    Returns True when the hand ended: the caller then writes final_obs of the finished
+    position and calls redeal_next_hand."""
+    T = prm.n_teams
+    me = prm.seat_team[learner_seat]
+    write_policy_actions(masks, scr.avail, st.river, st.river_n, prm.seat_team, kinds,
+                         knobs, policy_rng, actions, e, prm.n_seats)
+    actions[e, learner_seat] = learner_actions[e]
+    step_table(st, prm, scr, e, actions, priority, masks, applied)
+    write_hand_scores(st, prm, e, cur_scores, e)
+    mine = cur_scores[e, me] - prev_scores[e, me]
+    if reward_kind == REWARD_RELATIVE and T > 1:
+        total = 0.0               # (whole points in float64: sums are exact)
+        for t in range(T):
+            total += cur_scores[e, t] - prev_scores[e, t]
+        rewards[e] = relative_points_jit(mine, total, T)
+    else:
+        rewards[e] = mine
+    terminated[e] = 0
+    truncated[e] = 0
+    if st.status[e] == PLAYING:
+        for t in range(T):
+            prev_scores[e, t] = cur_scores[e, t]
+        return False
+    if st.status[e] == OVER_TRUNCATED:
+        truncated[e] = 1
+    else:
+        terminated[e] = 1
+    for t in range(T):
+        final_scores[e, t] = cur_scores[e, t]
+        prev_scores[e, t] = 0
+    return True
+
+
+@njit(cache=True, error_model="numpy", _nrt=False)
+def redeal_next_hand(st, prm, scr, masks, e):
+    """Table e re-dealt from its generator with the next hand number (roles swap, R4)."""
+    shuffle_decks(st, prm, e, scr.decks[e])
+    deal_table(st, prm, e, scr.decks[e], st.hand[e] + 1)
+    write_table_masks(st, prm, scr, e, masks)
+
+
+@njit(cache=True, error_model="numpy", _nrt=False)
 def vec_step_range(st, prm, scr, masks, actions, priority, applied, learner_actions,
                    learner_seat, kinds, knobs, policy_rng, reward_kind, prev_scores,
                    cur_scores, rewards, terminated, truncated, final_scores, final_obs, lo, hi):
     """One learner step at tables lo..hi: the learner's seat plays learner_actions[e], every
     other seat the move of its bot (kinds/knobs, core/policies.py: random legal, greedy or a
-    heuristic style, chosen here inside numba), the tick resolves.
+    heuristic style, chosen here inside numba), the tick resolves (vec_tick_table).
     rewards[e]: the change of the learner team's hand score (R29) since its last step, or that
     minus the mean change of the other teams (relative). A finished hand is recorded
     (terminated / truncated, final_scores) and the table re-dealt at once with the next hand
     number (roles swap, R4); prev_scores then restart from 0 so a hand's rewards sum to its
     score. final_obs[e, 0] keeps the learner's observation of the finished position."""
-    S = prm.n_seats
-    T = prm.n_teams
-    me = prm.seat_team[learner_seat]
     for e in range(lo, hi):
-        write_policy_actions(masks, scr.avail, st.river, st.river_n, prm.seat_team, kinds,
-                             knobs, policy_rng, actions, e, S)
-        actions[e, learner_seat] = learner_actions[e]
-        step_table(st, prm, scr, e, actions, priority, masks, applied)
-        write_hand_scores(st, prm, e, cur_scores, e)
-        mine = cur_scores[e, me] - prev_scores[e, me]
-        if reward_kind == REWARD_RELATIVE and T > 1:
-            total = 0.0               # (whole points in float64: sums are exact)
-            for t in range(T):
-                total += cur_scores[e, t] - prev_scores[e, t]
-            rewards[e] = relative_points_jit(mine, total, T)
-        else:
-            rewards[e] = mine
-        terminated[e] = 0
-        truncated[e] = 0
-        if st.status[e] != PLAYING:
-            if st.status[e] == OVER_TRUNCATED:
-                truncated[e] = 1
-            else:
-                terminated[e] = 1
-            for t in range(T):
-                final_scores[e, t] = cur_scores[e, t]
-                prev_scores[e, t] = 0
+        if vec_tick_table(st, prm, scr, masks, actions, priority, applied, learner_actions,
+                          learner_seat, kinds, knobs, policy_rng, reward_kind, prev_scores,
+                          cur_scores, rewards, terminated, truncated, final_scores, e):
             write_seat_observation(st, prm, scr, e, learner_seat, final_obs, 0)
-            shuffle_decks(st, prm, e, scr.decks[e])
-            deal_table(st, prm, e, scr.decks[e], st.hand[e] + 1)
-            write_table_masks(st, prm, scr, e, masks)
-        else:
-            for t in range(T):
-                prev_scores[e, t] = cur_scores[e, t]
+            redeal_next_hand(st, prm, scr, masks, e)
 
 
 @njit(cache=True, parallel=True, error_model="numpy")

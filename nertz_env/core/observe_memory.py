@@ -61,17 +61,12 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit, prange
 
-from ..encoding import DECK, MAX_TEAMS, NO_CARD, OVER_TRUNCATED, PLAYING
-from .batch import REWARD_RELATIVE
+from ..encoding import DECK, MAX_TEAMS, NO_CARD
+from .batch import redeal_next_hand, vec_tick_table
 from .chunks import chunk_bounds, n_chunks
 from .codec import N_ACTIONS
-from .deal import deal_table, shuffle_decks
-from .legal import write_table_masks
 from .memory import MEM_NERTZ, MEM_STREAM, MEM_W, update_memory_table
 from .observe import CARD_F, OBS_DIM, put_card, write_seat_observation
-from .policies import write_policy_actions
-from .scoring import relative_points_jit, write_hand_scores
-from .tick import step_table
 
 NEXT_FLIPS = 3                   # showing flips ahead in MB_NEXT
 MAX_OPP = MAX_TEAMS - 1          # 7, as in v0
@@ -318,9 +313,10 @@ def read_memory(obs) -> MemoryView:
 # ---------------------------------------------------------------------------- vector envs
 # The learner batch's step with the memory kept and v1 observations (envs/learner_batch.py
 # when observation="v1" or a seat-view opponent sits there): core/batch.py vec_step_range's
-# tick, rewards and re-deal, with the memory updated after the tick (so a finished hand's
-# final_obs carries its block) and remembered afresh after a re-deal. tests/envs/
-# test_nertz_v1_envs.py holds its v0 prefix, rewards and ends equal to vec_step_observe's.
+# tick, rewards and re-deal (its vec_tick_table and redeal_next_hand, one source), with the
+# memory updated after the tick (so a finished hand's final_obs carries its block) and
+# remembered afresh after a re-deal. tests/envs/test_nertz_v1_envs.py holds its v0 prefix,
+# rewards and ends equal to vec_step_observe's.
 
 
 @njit(cache=True, error_model="numpy", _nrt=False)
@@ -330,45 +326,19 @@ def vec_step_memory_range(st, prm, scr, masks, actions, priority, applied, learn
                           obs, mem, v1, lo, hi):
     """vec_step_observe_range (core/batch.py) with mem kept up to date; v1: obs and final_obs
     rows are V1_OBS_DIM wide and get the learner's memory block, else v0 rows."""
-    S = prm.n_seats
-    T = prm.n_teams
-    me = prm.seat_team[learner_seat]
     for e in range(lo, hi):
-        write_policy_actions(masks, scr.avail, st.river, st.river_n, prm.seat_team, kinds,
-                             knobs, policy_rng, actions, e, S)
-        actions[e, learner_seat] = learner_actions[e]
-        step_table(st, prm, scr, e, actions, priority, masks, applied)
+        over = vec_tick_table(st, prm, scr, masks, actions, priority, applied,
+                              learner_actions, learner_seat, kinds, knobs, policy_rng,
+                              reward_kind, prev_scores, cur_scores, rewards, terminated,
+                              truncated, final_scores, e)
         update_memory_table(st, mem, e)
-        write_hand_scores(st, prm, e, cur_scores, e)
-        mine = cur_scores[e, me] - prev_scores[e, me]
-        if reward_kind == REWARD_RELATIVE and T > 1:
-            total = 0.0
-            for t in range(T):
-                total += cur_scores[e, t] - prev_scores[e, t]
-            rewards[e] = relative_points_jit(mine, total, T)
-        else:
-            rewards[e] = mine
-        terminated[e] = 0
-        truncated[e] = 0
-        if st.status[e] != PLAYING:
-            if st.status[e] == OVER_TRUNCATED:
-                truncated[e] = 1
-            else:
-                terminated[e] = 1
-            for t in range(T):
-                final_scores[e, t] = cur_scores[e, t]
-                prev_scores[e, t] = 0
+        if over:
             write_seat_observation(st, prm, scr, e, learner_seat, final_obs, 0)
             if v1:
                 write_memory_block(mem, st.stream_n, st.waste_n, st.nertz_n, prm.seat_team,
                                    e, learner_seat, final_obs[e, 0], OBS_DIM)
-            shuffle_decks(st, prm, e, scr.decks[e])
-            deal_table(st, prm, e, scr.decks[e], st.hand[e] + 1)
-            write_table_masks(st, prm, scr, e, masks)
+            redeal_next_hand(st, prm, scr, masks, e)
             update_memory_table(st, mem, e)          # a new deal: remembered afresh
-        else:
-            for t in range(T):
-                prev_scores[e, t] = cur_scores[e, t]
         write_seat_observation(st, prm, scr, e, learner_seat, obs, 0)
         if v1:
             write_memory_block(mem, st.stream_n, st.waste_n, st.nertz_n, prm.seat_team, e,

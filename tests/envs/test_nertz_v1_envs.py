@@ -5,7 +5,8 @@ the seat remembers (core/observe_memory.py).
 - v0 stays as it was: with the same seed and actions, a v1 env's observations start with the
   v0 env's bytes and every reward, end, info and final observation's prefix is the same
   (NertzGymEnv, NertzGymVectorEnv, NertzVecEnv, the ParallelEnv, over hand ends; the vector
-  envs' v1 kernel duplicates vec_step_range's tick, so this holds it to the original);
+  envs' v1 kernel shares vec_step_range's tick (core/batch.py vec_tick_table), and this holds
+  the two kernels' outputs equal);
 - the block is the memory's: equal, every step, to the block the test writes from a memory it
   keeps itself (init at each deal, update after each tick), so an env that skipped an update
   or a re-deal's init fails; a finished hand's final observation carries its block;
