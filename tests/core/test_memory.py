@@ -129,6 +129,23 @@ def permute_cards(st, cards_of, seed) -> NertzState:
     return out
 
 
+def twin_tables(case, n=4, ticks=150, seed=5):
+    """(real, twin, moves): two Remembered tables of `case` freshly dealt alike, the twin's
+    cards that no seat sees in `ticks` ticks of bot play (the moves) permuted and its memory
+    remembered afresh; playing `moves` at both gives them the same public history."""
+    first = Remembered(case, n, seed=seed)
+    states, moves = [first.snapshot()], []
+    for _ in range(ticks):
+        moves.append(first.tick())
+        states.append(first.snapshot())
+    unseen = never_seen(states, n, first.config.num_teams)
+    real = Remembered(case, n, seed=seed)                   # the same deal, played again
+    twin = Remembered(case, n, seed=seed)
+    twin.engine.write_state(permute_cards(real.snapshot(), unseen, seed=1))
+    init_memory(twin.engine.state, twin.memory)
+    return real, twin, moves
+
+
 def peeking(st, mem):
     """A memory that also 'remembers' face-down cards: each team's next stock card s(k) and
     the card under its Nertz top."""
@@ -144,17 +161,8 @@ def peeking(st, mem):
 
 @pytest.mark.parametrize("case", ["two", "four", "pairs", "burns"])
 def test_the_memory_reads_public_events_only(case):
-    n, ticks = 4, 150
-    first = Remembered(case, n, seed=5)
-    states, moves = [first.snapshot()], []
-    for _ in range(ticks):
-        moves.append(first.tick())
-        states.append(first.snapshot())
-    unseen = never_seen(states, n, first.config.num_teams)
-    real = Remembered(case, n, seed=5)                      # the same deal, played again
-    twin = Remembered(case, n, seed=5)
-    twin.engine.write_state(permute_cards(real.snapshot(), unseen, seed=1))
-    init_memory(twin.engine.state, twin.memory)
+    n = 4
+    real, twin, moves = twin_tables(case, n)
     for e in range(n):                                      # the truth did change
         assert set(same_table(real.engine.state, e, twin.engine.state, e)) in (
             {"stream"}, {"nertz", "stream"}, {"nertz"})

@@ -20,10 +20,10 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from test_memory import CASES, Remembered, flip_only, never_seen, peeking, permute_cards
+from test_memory import CASES, Remembered, flip_only, peeking, twin_tables
 from test_worlds import views
 
-from nertz_env.core.memory import MEM_NERTZ, MEM_STREAM, MEM_W, init_memory
+from nertz_env.core.memory import MEM_NERTZ, MEM_STREAM, MEM_W
 from nertz_env.core.observe import OBS_DIM, observe_range
 from nertz_env.core.observe_memory import (MEM_F, NEXT_FLIPS, V1_OBS_DIM, memory_block_all_range,
                                            observe_v1_rows, read_memory)
@@ -53,17 +53,7 @@ def oracle(st, mem):
 
 @pytest.mark.parametrize("case", ["two", "four", "pairs", "burns"])
 def test_v1_shows_only_what_the_seat_may_know(case):
-    n, ticks = 4, 150
-    first = Remembered(case, n, seed=5)
-    states, moves = [first.snapshot()], []
-    for _ in range(ticks):
-        moves.append(first.tick())
-        states.append(first.snapshot())
-    unseen = never_seen(states, n, first.config.num_teams)
-    real = Remembered(case, n, seed=5)
-    twin = Remembered(case, n, seed=5)
-    twin.engine.write_state(permute_cards(real.snapshot(), unseen, seed=1))
-    init_memory(twin.engine.state, twin.memory)
+    real, twin, moves = twin_tables(case)
     assert not (np.array_equal(real.engine.state.stream, twin.engine.state.stream)
                 and np.array_equal(real.engine.state.nertz, twin.engine.state.nertz))
     config = real.config
