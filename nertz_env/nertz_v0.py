@@ -15,28 +15,16 @@ Importing this module also registers "nertz/nertz-v0" in PettingZoo's registry (
 older PettingZoo, `nertz_env.envs.registry.make` does the same. Keyword arguments and the
 environment's documentation: nertz_env/envs/pettingzoo.py; the functions themselves:
 nertz_env/envs/aec.py (this module sits above `envs` and only re-exports them: nothing in
-`envs` imports it).
+`envs` imports it). nertz_v1 is built the same way: envs/registry.py version_entry_points
+gives a version's functions and registers its id.
 """
 from __future__ import annotations
 
-from .envs.aec import NertzAECEnv, env, parallel_env, raw_env
+from .envs.aec import NertzAECEnv
 from .envs.pettingzoo import NertzParallelEnv
+from .envs.registry import version_entry_points
 
 ENV_ID = "nertz/nertz-v0"
+env, raw_env, parallel_env, REGISTERED = version_entry_points(ENV_ID, __name__)
 
 __all__ = ["env", "parallel_env", "raw_env", "NertzAECEnv", "NertzParallelEnv", "ENV_ID"]
-
-
-def _register() -> bool:
-    try:
-        from pettingzoo import aec_registry, parallel_registry, register
-    except ImportError:                          # PettingZoo < 1.27 has no registry
-        return False
-    if ENV_ID not in aec_registry:
-        register("aec", ENV_ID, entry_point=f"{__name__}:env")
-    if ENV_ID not in parallel_registry:
-        register("parallel", ENV_ID, entry_point=f"{__name__}:parallel_env")
-    return True
-
-
-REGISTERED = _register()

@@ -28,3 +28,22 @@ def make(name: str, kind: str = "aec", **kwargs):
     if kind not in KINDS:
         raise ValueError(f"kind={kind!r}: one of {sorted(KINDS)}")
     return getattr(ENVIRONMENTS[name], KINDS[kind])(**kwargs)
+
+
+def version_entry_points(env_id: str, module: str):
+    """(env, raw_env, parallel_env, registered): the entry points of version `env_id` (as
+    ENVIRONMENTS has them) for its version module `module` (nertz_env.nertz_v0, nertz_v1) to
+    publish in PettingZoo's module style, and whether env_id is now in PettingZoo's registry
+    (PettingZoo >= 1.27) with that module's functions as its entry points."""
+    fns = ENVIRONMENTS[env_id]
+    try:
+        from pettingzoo import aec_registry, parallel_registry, register
+    except ImportError:                          # PettingZoo < 1.27 has no registry
+        registered = False
+    else:
+        if env_id not in aec_registry:
+            register("aec", env_id, entry_point=f"{module}:env")
+        if env_id not in parallel_registry:
+            register("parallel", env_id, entry_point=f"{module}:parallel_env")
+        registered = True
+    return fns.env, fns.raw_env, fns.parallel_env, registered

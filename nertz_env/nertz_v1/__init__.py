@@ -19,26 +19,10 @@ same.
 from __future__ import annotations
 
 from ..envs.aec import NertzAECEnv
-from ..envs.aec import env_v1 as env
-from ..envs.aec import parallel_env_v1 as parallel_env
-from ..envs.aec import raw_env_v1 as raw_env
 from ..envs.pettingzoo import NertzParallelEnv
+from ..envs.registry import version_entry_points
 
 ENV_ID = "nertz/nertz-v1"
+env, raw_env, parallel_env, REGISTERED = version_entry_points(ENV_ID, __name__)
 
 __all__ = ["env", "parallel_env", "raw_env", "NertzAECEnv", "NertzParallelEnv", "ENV_ID"]
-
-
-def _register() -> bool:
-    try:
-        from pettingzoo import aec_registry, parallel_registry, register
-    except ImportError:                          # PettingZoo < 1.27 has no registry
-        return False
-    if ENV_ID not in aec_registry:
-        register("aec", ENV_ID, entry_point=f"{__name__}:env")
-    if ENV_ID not in parallel_registry:
-        register("parallel", ENV_ID, entry_point=f"{__name__}:parallel_env")
-    return True
-
-
-REGISTERED = _register()
