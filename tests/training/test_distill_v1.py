@@ -120,3 +120,20 @@ def test_the_ceiling_of_a_v1_net_plays_it_from_its_v1_rows(v1, tmp_path, one_tor
     assert head_to_head(f"ppo:{net}", f"ppo:{wide}", 3, 5)["diff"] != 0    # they count
     never = ceiling(net, net, "search:worlds=2,horizon=5", float("inf"), 3, 5)
     assert never["diff"] == 0.0 and never["ci_low"] == never["ci_high"] == 0.0   # the net itself
+
+
+def test_a_generation_refuses_labels_of_another_observation(tmp_path, one_torch_thread, capsys):
+    import shutil
+    v0run, out = tmp_path / "v0run", tmp_path / "mixed"
+    args = TINY
+    assert main(["--out", str(v0run)] + args) == 0                # a v0 generation
+    shutil.copytree(v0run, out)                      # its v0 labels, in a run of a v1 net
+    for f in ("distill.json", "judge.json", "model.npz", "model.json"):
+        (out / "gen1" / f).unlink()
+    rec = json.loads((out / "expert_iteration.json").read_text())
+    (out / "expert_iteration.json").write_text(json.dumps(dict(rec, observation="v1")))
+    capsys.readouterr()
+    assert main(["--out", str(out), "--resume", "--observation", "v1"] + args) == 2
+    err = capsys.readouterr().err
+    assert "gen1: labels of 'nertz_v0'" in err and "reads 'nertz_v1'" in err
+    assert not (out / "gen1" / "model.npz").exists()
