@@ -93,7 +93,11 @@ def _dense_forward(x, w_in, bias, out):
 
 def first_layer(x, w_in, bias) -> np.ndarray:
     """x @ w_in + bias for a float32 [n, d] x, reading its non-zero entries only (no padded
-    rows built: one pass over x)."""
+    rows built: one pass over x). x narrower or wider than the layer's inputs: one line (the
+    kernel reads x's columns only, so a v0 row given to a v1 net would pass in silence)."""
+    if np.ndim(x) != 2 or x.shape[1] != w_in.shape[0]:
+        raise ValueError(f"observations of shape {np.shape(x)}: this network reads "
+                         f"{w_in.shape[0]} values per row")
     out = np.empty((x.shape[0], w_in.shape[1]), np.float32)
     _dense_forward(np.ascontiguousarray(x, np.float32), np.ascontiguousarray(w_in, np.float32),
                    np.ascontiguousarray(bias, np.float32), out)

@@ -119,6 +119,17 @@ def test_act_batch_without_a_view_is_one_line(models):
         _one_line_error(fn, "ppo:", "reads the v1 observation", "act_batch has no view")
 
 
+def test_a_v1_network_given_v0_rows_is_one_line(models):
+    """The net's own fast path (NumpyPolicy.act_batch, the sparse first layer) reads the
+    columns it is given: a v0 row for a v1 net must be refused, not played without memory."""
+    from agents.learned.ppo import load_weights_policy
+    policy = load_weights_policy(models["wide"])
+    obs, mask = np.zeros((2, OBS_DIM), np.float32), np.ones((2, 322), bool)
+    _one_line_error(lambda: policy.act_batch(obs, mask), f"{V1_OBS_DIM} values per row")
+    wide = np.zeros((2, V1_OBS_DIM), np.float32)
+    assert policy.act_batch(wide, mask).shape == (2,)
+
+
 def _moves(spec, st, eng, mem, rows_t, rows_s, obs, masks):
     keys = np.arange(st.tick.shape[0], dtype=np.uint64)
     return make_agent(spec).act_view(SeatView(eng.config, st, mem, keys, rows_t, rows_s,
