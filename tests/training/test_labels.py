@@ -9,13 +9,8 @@ from agents.arena.tournament import run_tournament
 from agents.training.labels import (LABELS_FILE, OBSERVATION, read_labels, targets_free_rows,
                                     write_labels)
 
-NET = "agents/learned/models/learned_stacking.npz"
-TINY = dict(formats=["2teams", "4teams"], deals=4, block=2, seed=3,
-            search="search:worlds=2,horizon=5", stride=2)
-
-
-def _files(folder):
-    return {p.name: p.read_bytes() for p in sorted(folder.iterdir())}
+from tiny_labels import NET, TINY
+from tiny_labels import folder_bytes as _files
 
 
 @pytest.fixture(scope="module")

@@ -15,13 +15,8 @@ from agents.training.labels import (OBSERVATION, OBSERVATION_V1, read_labels, re
 from nertz_env.core.observe import OBS_DIM
 from nertz_env.core.observe_memory import V1_OBS_DIM
 
-NET = "agents/learned/models/learned_stacking.npz"
-TINY = dict(formats=["2teams", "4teams"], deals=4, block=2, seed=3,
-            search="search:worlds=2,horizon=5", stride=2)
-
-
-def _files(folder):
-    return {p.name: p.read_bytes() for p in sorted(folder.iterdir())}
+from tiny_labels import NET, TINY
+from tiny_labels import folder_bytes as _files
 
 
 @pytest.fixture(scope="module")
