@@ -164,8 +164,6 @@ def legal_argmax(h, w_out, bias, masks) -> tuple:
     return best, gap
 
 
-
-
 @njit(cache=True)
 def _legal_counts(masks, rows, start):
     start[0] = 0
@@ -193,6 +191,19 @@ def _legal_logits(h, w, b, masks, rows, start, moves, z):
                 k += 1
 
 
+@njit(cache=True, inline="always")
+def _logsumexp(z, lo, hi):
+    """log(sum(exp(z[lo:hi]))), taken by the largest (lo < hi): the masked softmax's
+    normaliser over a row's legal logits (_legal_stats, _legal_draw)."""
+    top = z[lo]
+    for k in range(lo + 1, hi):
+        top = max(top, z[k])
+    s = 0.0
+    for k in range(lo, hi):
+        s += np.exp(z[k] - top)
+    return top + np.log(s)
+
+
 @njit(cache=True)
 def _legal_stats(start, moves, z, act, width, logp, ent, lse):
     for r in range(act.shape[0]):
@@ -202,13 +213,7 @@ def _legal_stats(start, moves, z, act, width, logp, ent, lse):
             logp[r] = -np.log(width)
             ent[r] = 0.0
             continue
-        top = z[lo]
-        for k in range(lo + 1, hi):
-            top = max(top, z[k])
-        s = 0.0
-        for k in range(lo, hi):
-            s += np.exp(z[k] - top)
-        lz = top + np.log(s)
+        lz = _logsumexp(z, lo, hi)
         lse[r] = lz
         e = 0.0
         taken = -1e8 - lz                   # an illegal act: its logit -1e8
@@ -283,19 +288,13 @@ def _legal_draw(start, moves, z, u, width, action, logp):
             action[r] = 0
             logp[r] = -np.log(width)
             continue
-        top = z[lo]
-        for k in range(lo + 1, hi):
-            top = max(top, z[k])
-        s = 0.0
-        for k in range(lo, hi):
-            s += np.exp(z[k] - top)
         best, arg = -np.inf, lo
         for k in range(lo, hi):
             g = z[k] - np.log(-np.log(max(u[k], 1e-20)))      # Gumbel-max
             if g > best:
                 best, arg = g, k
         action[r] = moves[arg]
-        logp[r] = z[arg] - (top + np.log(s))
+        logp[r] = z[arg] - _logsumexp(z, lo, hi)
 
 
 def legal_draw(h, w, b, masks, uniform) -> tuple:
