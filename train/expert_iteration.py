@@ -11,7 +11,8 @@ Per generation g (OUT/genG/):
    choice (agents/training/labels.py), on --workers processes or on Ray (--ray);
 2. model.npz/.json: the network distilled on those labels (agents/training/distill.py:
    search's move where it deviates by more than --z standard errors, KL --kl to the network
-   it started from everywhere), in the safe format; distill.json its figures;
+   it started from everywhere; --mode soft or gains: every candidate's gain, --beta or
+   --kappa per point), in the safe format; distill.json its figures;
 3. judge.json: the new network against the previous one head to head at 2 solo teams on
    --judge-deals fresh duplicate deals (agents/judging/head_to_head.py, seed --judge-seed +
    g), points per hand with the 95% interval over deals.
@@ -36,8 +37,8 @@ PROG = "python -m train.expert_iteration"
 DEFAULT_INIT = "agents/learned/models/learned_stacking.npz"
 RECORD = "expert_iteration.json"
 OPTIONS = ("init", "observation", "formats", "search", "opponent", "seed", "block", "stride",
-           "epochs", "batch", "lr", "kl", "z", "margin", "mode", "beta", "confirm", "judge_deals",
-           "judge_seed")
+           "epochs", "batch", "lr", "kl", "z", "margin", "mode", "beta", "kappa", "s0", "tau",
+           "confirm", "judge_deals", "judge_seed")
 
 
 def parser():
@@ -69,11 +70,19 @@ def parser():
     p.add_argument("--kl", type=float, default=1.0, help="weight of KL to the starting net")
     p.add_argument("--z", type=float, default=1.0, help="standard errors of evidence")
     p.add_argument("--margin", type=float, default=0.0, help="points of evidence")
-    p.add_argument("--mode", default="hard", help="hard or soft targets (distill.py)")
+    p.add_argument("--mode", default="hard",
+                   help="hard or soft targets, or gains: regression on every candidate's "
+                        "gain (distill.py)")
     p.add_argument("--confirm", default=None, metavar="SPEC",
                    help="label the same positions again with this search (another seed, "
                         "e.g. search:seed=777); hard targets only where both agree")
     p.add_argument("--beta", type=float, default=2.0, help="soft: the tilt per point")
+    p.add_argument("--kappa", type=float, default=0.5,
+                   help="gains: the log-odds change per point of gain")
+    p.add_argument("--s0", type=float, default=1.0,
+                   help="gains: the weights' floor, weight 1 / (se^2 + s0^2)")
+    p.add_argument("--tau", type=float, default=2.0,
+                   help="gains: the prior's sd of a gain in points (the ridge 1 / tau^2)")
     p.add_argument("--judge-deals", type=int, default=500)
     p.add_argument("--judge-seed", type=int, default=7000)
     p.add_argument("--ceiling-deals", type=int, default=0,
@@ -109,7 +118,7 @@ def check(args) -> dict:
         if getattr(args, name) < 0:
             raise ValueError(f"--{name.replace('_', '-')} must be an int >= 0")
     DistillConfig(args.epochs, args.batch, args.lr, args.kl, args.z, args.margin, 0,
-                  args.mode, args.beta).check()
+                  args.mode, args.beta, args.kappa, args.s0, args.tau).check()
     args.init = str(Path(check_net(args.init)).resolve())
     start_observation(args)
     from agents.registry import make_agent
@@ -169,8 +178,8 @@ def check_record(out: Path, rec: dict, resume: bool) -> None:
     if not p.is_file():
         raise ValueError(f"--resume: {str(p)!r} is missing: no run to go on with")
     old = json.loads(p.read_text())
-    for k in OPTIONS:
-        if old.get(k) != rec[k]:
+    for k in OPTIONS:                 # an option added since the run: its default then
+        if old.get(k, parser().get_default(k)) != rec[k]:
             raise ValueError(f"--resume: --{k.replace('_', '-')} was {old.get(k)!r} in this "
                              f"run, now {rec[k]!r}")
 
@@ -215,7 +224,8 @@ def generation(out: Path, g: int, prev: str, args, rec: dict) -> dict:
             if args.confirm else None
         log(f"gen{g}: distilling on {len(lab['net_move'])} rows")
         cfg = DistillConfig(args.epochs, args.batch, args.lr, args.kl, args.z, args.margin,
-                            args.seed + g, args.mode, args.beta)
+                            args.seed + g, args.mode, args.beta, args.kappa, args.s0,
+                            args.tau)
         actor, meta, fig = distill(lab, prev, cfg, log=log, confirm=confirm)
         save_distilled(actor, meta, model, {"algorithm": "expert_iteration", "generation": g,
                                             "init": prev, "labels": str(labels),

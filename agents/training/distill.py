@@ -19,6 +19,17 @@ mode="soft" (`tilts`) moves every searched row only as far as its evidence goes 
 the target is the start's policy times exp(beta x the gain over the net's move, shrunk by z
 standard errors), over the legal moves, and the loss KL(target || net) (kl x on rows with no
 tilt, where the target is the start itself).
+mode="gains" (`gains`) regresses instead of classifying: on a searched row, for each candidate
+the net may play, the change r of its log-probability ratio to the net's own move (net minus
+frozen start) is fitted to kappa x its measured gain d over the net's move, by weighted least
+squares, w (r - kappa d)^2 with w = 1 / (se^2 + s0^2) (se: that difference's standard error,
+`_evidence`; s0 > 0 the floor: no candidate weighs more than 1 / s0^2), plus a ridge
+r^2 / tau^2 toward the start: a row alone settles at r = kappa d tau^2 / (tau^2 + se^2 +
+s0^2) (kappa x the gain's posterior mean under a N(0, tau^2) prior), and the net averages
+rows over similar positions by their weights. So the policy moves toward a candidate in proportion to its gain
+and its evidence, not where se is huge. These rows keep the start's probabilities of the
+legal moves that are not candidates and of the candidates together (kl x the KL of that
+coarser split); rows with no regression, kl x the full KL.
 
 The network is the shipped `learned`'s architecture (agents/learned/weights.py: Linear+Tanh
 layers, a masked action head), so the result is written in the safe format (`ppo:NAME.npz`
@@ -57,6 +68,9 @@ class DistillConfig(NamedTuple):
     seed: int = 0
     mode: str = "hard"       # hard: search's move as the target; soft: the start tilted
     beta: float = 2.0        # soft: the tilt per point of evidence
+    kappa: float = 0.5       # gains: the log-odds change per point of gain
+    s0: float = 1.0          # gains: the weights' floor, 1 / (se^2 + s0^2)
+    tau: float = 2.0         # gains: the prior's sd of a gain (points): the ridge 1 / tau^2
 
     def check(self) -> "DistillConfig":
         for name in ("epochs", "batch"):
@@ -69,11 +83,14 @@ class DistillConfig(NamedTuple):
                     or (name == "lr" and v == 0):
                 raise ValueError(f"distill {name}={v!r} must be a finite number "
                                  f"{'> 0' if name == 'lr' else '>= 0'}")
-        if self.mode not in ("hard", "soft"):
-            raise ValueError(f"distill mode={self.mode!r} must be hard or soft")
-        if not isinstance(self.beta, (int, float)) or not np.isfinite(self.beta) \
-                or self.beta < 0:
-            raise ValueError(f"distill beta={self.beta!r} must be a finite number >= 0")
+        if self.mode not in ("hard", "soft", "gains"):
+            raise ValueError(f"distill mode={self.mode!r} must be hard, soft or gains")
+        for name in ("beta", "kappa", "s0", "tau"):
+            v, pos = getattr(self, name), name in ("s0", "tau")
+            if isinstance(v, bool) or not isinstance(v, (int, float)) or not np.isfinite(v) \
+                    or v < 0 or (pos and v == 0):
+                raise ValueError(f"distill {name}={v!r} must be a finite number "
+                                 f"{'> 0' if pos else '>= 0'}")
         return self
 
 
@@ -107,6 +124,22 @@ def tilts(labels: dict, beta: float = 2.0, z: float = 1.0) -> tuple:
                                                                                 posinf=np.inf))
     tilt = np.where(ok, beta * shrunk, 0.0)
     return np.where(ok, cand, 0), np.nan_to_num(tilt).astype(np.float32)
+
+
+def gains(labels: dict, s0: float = 1.0) -> tuple:
+    """The regression's data (mode="gains"): (moves int64 [n, K]: the candidates the net may
+    play, 0 elsewhere; at int64 [n]: the column of the net's move; diff float32 [n, K]: each
+    one's measured gain over the net's move; weight float32 [n, K]: 1 / (se^2 + s0^2) of that
+    difference, 0 at the net's own move, where the net may not play it, where the net's move
+    is no candidate, and where se is not finite)."""
+    cand, ok, diff, se_d, _ = _evidence(labels, 1.0)
+    at = (cand == labels["net_move"].astype(np.int64)[:, None]).argmax(axis=1)
+    col = np.arange(cand.shape[1])[None, :]
+    se = np.nan_to_num(se_d, nan=np.inf)
+    with np.errstate(over="ignore"):
+        w = np.where(ok & (col != at[:, None]) & np.isfinite(se), 1.0 / (se * se + s0 * s0), 0.0)
+    return (np.where(ok, cand, 0), at, np.where(w > 0, diff, 0.0).astype(np.float32),
+            w.astype(np.float32))
 
 
 ALIGN = ("deal", "seating", "seat", "tick", "net_move")
@@ -186,6 +219,50 @@ def _soft_loss(actor, anchor, obs, legal, moves, tilt, kl: float):
     return (a + kl * b) / len(obs), float(a.detach()), float(b.detach())
 
 
+def _gains_loss(actor, anchor, obs, legal, moves, at, diff, weight, kappa: float, kl: float,
+                tau: float = np.inf):
+    """(the batch's loss, the regression's sum: weighted squared residuals and the ridge, the
+    KL sum): mode="gains" (module docstring); moves/at/diff/weight: `gains`' rows."""
+    logp = masked_logp(actor, obs, legal)
+    with torch.no_grad():
+        logp0 = masked_logp(anchor, obs, legal)
+    change = (logp - logp0).gather(1, moves)
+    rel = change - change.gather(1, at[:, None])          # the ratio to the net's move
+    reg = (weight * (rel - kappa * diff) ** 2 + (weight > 0) * rel ** 2 / tau ** 2).sum(dim=1)
+    fitted = (weight > 0).any(dim=1)
+    incand = torch.zeros_like(logp).scatter_add_(1, moves, (weight > 0).to(logp.dtype))
+    incand = (incand.scatter_(1, at[:, None], 1.0) > 0) & fitted[:, None]   # else the full KL
+    p0 = logp0.exp()
+    rest = torch.where(legal & ~incand, p0 * (logp0 - logp), torch.zeros_like(logp)).sum(dim=1)
+    neg = torch.full_like(logp, -1e30)
+    c0 = torch.logsumexp(torch.where(incand, logp0, neg), dim=1)
+    c = torch.logsumexp(torch.where(incand, logp, neg), dim=1)
+    kls = rest + torch.where(fitted, c0.exp() * (c0 - c), torch.zeros_like(c))
+    a, b = reg.sum(), kls.sum()
+    return (a + kl * b) / len(obs), float(a.detach()), float(b.detach())
+
+
+def gain_figures(actor, obs, legal, moves, at, diff, weight) -> dict:
+    """On rows with a regression (`gains`' rows): the share whose most probable move is
+    another candidate than the net's labelled move, the mean measured gain of the most probable
+    move over the net's (0 where it is the net's move), and the share whose most probable move
+    is no candidate (its gain unknown, left out of the mean)."""
+    with torch.no_grad():
+        top = actor(obs).masked_fill(~legal, -1e8).argmax(dim=1)
+    fitted = (weight > 0).any(dim=1)
+    if not bool(fitted.any()):
+        return {"gain_rows": 0}
+    other = (moves == top[:, None]) & (weight > 0)
+    own = moves.gather(1, at[:, None])[:, 0] == top
+    known = fitted & (own | other.any(dim=1))
+    g = torch.where(other, diff, torch.zeros_like(diff)).sum(dim=1)
+    n = float(fitted.sum())
+    return {"gain_rows": int(n),
+            "top_other_candidate": float((fitted & other.any(dim=1)).sum()) / n,
+            "top_not_candidate": float((fitted & ~known).sum()) / n,
+            "mean_gain_of_top": float(g[known].mean()) if bool(known.any()) else 0.0}
+
+
 def _loss(actor, anchor, obs, legal, target, kl: float):
     """(the batch's loss, its cross-entropy sum, its KL sum)."""
     logp = masked_logp(actor, obs, legal)
@@ -239,9 +316,14 @@ def distill(labels: dict, init, cfg: DistillConfig = DistillConfig(), log=None,
                              .astype(bool))
     target = torch.from_numpy(targets(labels, cfg.z, cfg.margin, confirm))
     moves, tilt = (torch.from_numpy(a) for a in tilts(labels, cfg.beta, cfg.z))
+    gm, at, diff, weight = (torch.from_numpy(a) for a in gains(labels, cfg.s0))
     held = torch.from_numpy(labels["deal"] % 10 == 0)
     train_rows = np.flatnonzero(~held.numpy())
-    ev = lambda: measure(actor, anchor, obs[held], legal[held], target[held])  # noqa: E731
+
+    def ev():
+        o, m = obs[held], legal[held]
+        return {**measure(actor, anchor, o, m, target[held]),
+                **gain_figures(actor, o, m, gm[held], at[held], diff[held], weight[held])}
     figures = {"train_rows": int(train_rows.size), "train_targets":
                int((target.numpy()[train_rows] >= 0).sum()), "before": ev(), "epochs": []}
     opt = torch.optim.Adam(actor.parameters(), lr=cfg.lr)
@@ -254,6 +336,10 @@ def distill(labels: dict, init, cfg: DistillConfig = DistillConfig(), log=None,
             if cfg.mode == "soft":
                 loss, ce, kl = _soft_loss(actor, anchor, obs[idx], legal[idx], moves[idx],
                                           tilt[idx], cfg.kl)
+            elif cfg.mode == "gains":
+                loss, ce, kl = _gains_loss(actor, anchor, obs[idx], legal[idx], gm[idx],
+                                           at[idx], diff[idx], weight[idx], cfg.kappa, cfg.kl,
+                                           cfg.tau)
             else:
                 loss, ce, kl = _loss(actor, anchor, obs[idx], legal[idx], target[idx], cfg.kl)
             opt.zero_grad()

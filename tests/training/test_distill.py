@@ -141,7 +141,7 @@ def test_soft_distill_moves_toward_search_and_stays_put_elsewhere(labels, one_to
     b, a = _probe(load_actor(NET)[0], labels), _probe(actor, labels)
     assert a["target_prob"] > 4 * b["target_prob"] and a["target_prob"] > b["target_prob"] + .03
     assert a["kl_elsewhere"] < 0.05
-    with pytest.raises(ValueError, match="distill mode='warm' must be hard or soft"):
+    with pytest.raises(ValueError, match="distill mode='warm' must be hard, soft or gains"):
         DistillConfig(mode="warm").check()
 
 
