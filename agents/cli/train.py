@@ -21,6 +21,7 @@ from ..training.config import (
     FIXED_ON_RESUME,
     LEARNERS,
     NEEDS,
+    OBSERVATIONS,
     PARTNERS,
     REWARDS,
     TrainConfig,
@@ -33,7 +34,8 @@ from ..training.config import (
 
 BOOLEANS = ("tensorboard", "progress", "bc_value")       # --x / --no-x
 LISTS = ("opponents", "net_arch")                         # comma-separated on the command line
-CHOICES = {"reward": REWARDS, "device": DEVICES, "learner": LEARNERS, "partner": PARTNERS}
+CHOICES = {"reward": REWARDS, "device": DEVICES, "learner": LEARNERS, "partner": PARTNERS,
+           "observation": OBSERVATIONS}
 METAVARS = {"out": "DIR", "resume": "CHECKPOINT.zip", "teacher": "SPEC", "eval_against": "SPEC",
             "formats": "PRESET", "init": "MODEL", "constraint": "NAME"}
 DESCRIPTION = """\
@@ -93,6 +95,8 @@ def default_text(name: str, d) -> str:
         return "none, a fresh network"
     if name == "constraint":
         return "none"
+    if name == "observation":
+        return "init's, else v0"
     if name in BY_LEARNER:
         return (f"{learner_default(name, 'lean')} with --learner lean, "
                 f"{learner_default(name, 'sb3')} with sb3")
@@ -194,7 +198,8 @@ def changed_line(cfg: TrainConfig) -> str:
     base = TrainConfig(out=cfg.run.out).to_flat()
     for name in BY_LEARNER:                                  # the learner's own defaults
         base[name] = learner_default(name, cfg.run.learner)
-    diff = [f"{k}={v}" for k, v in cfg.to_flat().items() if k != "out" and v != base[k]]
+    diff = [f"{k}={v}" for k, v in cfg.to_flat().items()
+            if k != "out" and (k not in base or v != base[k])]
     out = cfg.run.out
     return (f"config: out={out}, " + (", ".join(diff) if diff else "every other option at "
             "its default") + (" (the rest at their defaults)" if diff else "")

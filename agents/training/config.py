@@ -49,10 +49,13 @@ from .parts import (  # re-exported: config.py is where they were
     BEST_HEURISTIC,
     BY_LEARNER,
     DEVICES,
+    FIELDS,
     FIXED_ON_RESUME,
     FLAT,
     LEARNERS,
     MAX_SNAPSHOTS,
+    OBSERVATIONS,
+    OPTIONAL,
     PART_OF,
     PARTNERS,
     PARTS,
@@ -117,8 +120,15 @@ class TrainConfig:
         return cls(**fields)
 
     def to_flat(self) -> dict:
-        """Every field, flat, in FLAT order: config.json's "config" (the same bytes as ever)."""
-        return {n: copy.deepcopy(getattr(self.__dict__[PART_OF[n]], n)) for n in FLAT}
+        """Every field, flat, in FLAT order, then each OPTIONAL one that holds a value a run
+        before it could not (observation='v1'): config.json's "config" (the same bytes as
+        ever for every other run)."""
+        out = {n: copy.deepcopy(getattr(self.__dict__[PART_OF[n]], n)) for n in FLAT}
+        for n, silent in OPTIONAL.items():
+            v = getattr(self.__dict__[PART_OF[n]], n)
+            if not any(v == s and type(v) is type(s) for s in silent):
+                out[n] = copy.deepcopy(v)
+        return out
 
     to_dict = to_flat
 
@@ -379,8 +389,14 @@ def _check_choices(c: TrainConfig) -> None:
         check_constraint(c.constraint)
     if c.partner not in PARTNERS:
         raise ValueError(f"partner={c.partner!r} must be one of {', '.join(PARTNERS)}")
+    if c.observation is not None and (not isinstance(c.observation, str)
+                                      or c.observation not in OBSERVATIONS):
+        raise ValueError(f"observation={c.observation!r} must be one of "
+                         f"{', '.join(OBSERVATIONS)} (unset: init's, else v0)")
     lean_only = [n for n in ("formats", "init", "shift_cost", "constraint", "critic_warmup")
                  if getattr(c, n)]
+    if c.observation == "v1":
+        lean_only.append("observation")
     if c.partner != "league":
         lean_only.append("partner")
     if c.learner == "sb3" and lean_only:
@@ -435,8 +451,9 @@ def _check_tables(c: TrainConfig) -> None:
         raise ValueError(f"eval_against={c.eval_against!r} must be an agent spec")
 
 
-__all__ = ["BEST_HEURISTIC", "BY_LEARNER", "DEVICES", "FIXED_ON_RESUME", "FLAT", "LEARNERS",
-           "MAX_SNAPSHOTS", "NEEDS", "PART_OF", "PARTNERS", "PARTS", "REWARDS",
+__all__ = ["BEST_HEURISTIC", "BY_LEARNER", "DEVICES", "FIELDS", "FIXED_ON_RESUME", "FLAT",
+           "LEARNERS", "MAX_SNAPSHOTS", "NEEDS", "OBSERVATIONS", "OPTIONAL", "PART_OF",
+           "PARTNERS", "PARTS", "REWARDS",
            "TOURNAMENT_RULES", "EvalPart", "LeaguePart", "PPOPart", "RunPart", "TablesPart",
            "TRAIN_MODULES", "TrainConfig", "WarmStartPart", "check", "check_config",
            "check_given", "require_train",

@@ -8,7 +8,9 @@ the formats, one each and the rest in proportion to their weights, each format
 its own NertzVecEnv + league (league.py make_env, the run's opponents at every other seat)
 seeded by SeedSequence([seed, format index]); `FormatsVecEnv` steps them all as one
 vector env. The observation is fixed-size for 2-8 teams and says the table's format
-(nertz_env/core/observe.py), so one network reads them all.
+(nertz_env/core/observe.py), so one network reads them all; a run on v1 (TrainConfig.
+observation, or a v1 init) gets every format's env with observation="v1", its memory block
+(nertz_env/core/observe_memory.py) sized for 8 teams too.
 
 PRESETS["rulebook"] covers the rulebook's tables: 2 to 8 solo teams; two-player teams at 2
 and 3 teams, the learner in either seat of its team (R4's roles alternate by hand); River 5
@@ -150,9 +152,10 @@ def table_shares(num_envs: int, fmts) -> list:
     return list(zip(fmts, tables_per_format(num_envs, len(fmts), weights(fmts))))
 
 
-def make_formats_env(cfg):
+def make_formats_env(cfg, observation: str | None = None):
     """The training env of a TrainConfig with formats: one league env per format (league.py
-    make_env, learner at the format's seat), stepped as one FormatsVecEnv."""
+    make_env, learner at the format's seat), stepped as one FormatsVecEnv; observation: the
+    learner's at every format, "v0" or "v1" (None: league.py make_env's default)."""
     from .league import FormatsVecEnv, make_env
     fmts = resolve(cfg.tables.formats)
     envs = []
@@ -160,5 +163,5 @@ def make_formats_env(cfg):
         rules, seat = format_rules(fmt, cfg.tables.max_ticks, where=f"formats[{i}]")
         seed = int(np.random.SeedSequence([cfg.run.seed, i]).generate_state(1)[0])
         envs.append(make_env(cfg, seed=seed, monitor=False, rules=rules, num_envs=n,
-                             learner_seat=seat))
+                             learner_seat=seat, observation=observation))
     return FormatsVecEnv(envs, [describe(f) for f in fmts])

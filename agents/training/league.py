@@ -32,7 +32,7 @@ import numpy as np
 
 from nertz_env.core.policies import POLICY_EXTERNAL
 from nertz_env.core.scoring import relative_points
-from nertz_env.envs.opponents import for_table
+from nertz_env.envs.opponents import for_table, is_viewer
 from nertz_env.optional import require
 
 from .entries import SNAPSHOT, LeagueEntry, league_weights, parse_entry
@@ -126,6 +126,8 @@ class LeagueVecEnv(_vec_env.VecEnvWrapper):
                     self._outside[i, k] = index.setdefault(en.specs[k], len(index))
                     if index[en.specs[k]] == len(self._agents):    # told this table's rules
                         self._agents.append(for_table(a, self.venv.config))
+        if any(is_viewer(a) for a in self._agents) and self.batch.memory is None:
+            self._keep_memory()
         self._slot = np.full(self.venv.config.num_seats, -1, np.int64)
         self._slot[self.others] = np.arange(len(self.others))
         self._partner = np.zeros(self.venv.config.num_seats, bool)
@@ -136,9 +138,21 @@ class LeagueVecEnv(_vec_env.VecEnvWrapper):
         """What the learner's teammates play with partner='self' (an object with act_batch)."""
         self.self_agent = agent
 
+    def seat_rows(self, obs, tables, seats) -> np.ndarray:
+        """The rows of the env's observation at (tables, seats) from their v0 rows `obs` (as
+        envs/seats.py gathers them): v0 as they are; in a v1 env each with its seat's memory
+        block from the env's own public memory (envs/memory_keeper.py TableMemory.v1, the
+        kernel that writes the learner's), never from a face-down card."""
+        if getattr(self.batch, "observation", "v0") != "v1":
+            return obs
+        return self.batch.memory.v1(obs, tables, seats)
+
     def _external(self, obs, masks, tables, seats) -> np.ndarray:
         """The outside seats' moves at all their rows: one act_batch per distinct spec over
-        every row it plays, whatever its table, seat and entry."""
+        every row it plays, whatever its table, seat and entry; an agent played with a seat
+        view (a v1 net: a snapshot of a v1 learner, a v1 ppo: entry) one act_view over the
+        SeatView of its rows (envs/memory_keeper.py, as the envs' opponents are played). The
+        partner='self' rows are the env's observation at the partner's seat (seat_rows)."""
         ids = np.zeros(len(tables), np.int64)
         who = self._outside[self.table_entry[tables], self._slot[seats]]
         mine = self._partner[seats]
@@ -147,11 +161,30 @@ class LeagueVecEnv(_vec_env.VecEnvWrapper):
                 raise ValueError("partner='self': set_self_agent(agent) before stepping")
             who[mine] = -2
             rows = np.flatnonzero(mine)
-            ids[rows] = self.self_agent.act_batch(obs[rows], masks[rows])
+            ids[rows] = self.self_agent.act_batch(
+                self.seat_rows(obs[rows], tables[rows], seats[rows]), masks[rows])
         for a in np.unique(who[who >= 0]):
             rows = np.flatnonzero(who == a)
-            ids[rows] = self._agents[a].act_batch(obs[rows], masks[rows])
+            agent = self._agents[a]
+            if is_viewer(agent):
+                ids[rows] = agent.act_view(self._view(tables[rows], seats[rows], obs[rows],
+                                                      masks[rows]))
+            else:
+                ids[rows] = agent.act_batch(obs[rows], masks[rows])
         return ids
+
+    def _view(self, tables, seats, obs, masks):
+        """The SeatView of these rows over the env's engine and public memory."""
+        return self.batch.memory.view(tables, seats, obs, masks)
+
+    def _keep_memory(self) -> None:
+        """A v0 env whose league gains a seat-view agent (a v1 ppo: entry) keeps the tables'
+        public memory from now on, as a v1 env does from its start (envs/learner_batch.py:
+        its steps then update it; the learner's rows stay v0): remembered afresh here, so a
+        table mid-hand forgets what was seen before rather than invents it."""
+        from nertz_env.envs.memory_keeper import TableMemory
+        self.batch.memory = TableMemory(self.batch.engine)
+        self.batch.memory.dealt()
 
     def set_diffs(self, diffs) -> None:
         """New paired differences (from an evaluation): new weights for the next draws."""
@@ -202,11 +235,15 @@ class LeagueVecEnv(_vec_env.VecEnvWrapper):
 
 
 def make_env(cfg, seed: int | None = None, monitor: bool = True, rules=None,
-             num_envs: int | None = None, learner_seat: int = 0, observation: str = "v0"):
+             num_envs: int | None = None, learner_seat: int = 0,
+             observation: str | None = None):
     """The training env of a TrainConfig: NertzVecEnv + LeagueVecEnv (+ VecMonitor); rules,
     num_envs and learner_seat: another table than the config's (formats.py: one per format);
-    observation: the learner's, "v0" or "v1" (a lean run from a v1 model: lean_policy.py)."""
+    observation: the learner's, "v0" or "v1" (None: TrainConfig.observation, else v0; a lean
+    run passes lean_policy.py run_observation's, which reads its init too)."""
     from nertz_env.envs.vector import NertzVecEnv
+    if observation is None:
+        observation = cfg.ppo.observation or "v0"
     seed = cfg.run.seed if seed is None else seed
     rules = cfg.rules() if rules is None else rules
     t, lg = cfg.tables, cfg.league

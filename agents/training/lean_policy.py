@@ -7,7 +7,8 @@ networks, their forward pieces, and their files.
   (`SparseFirstLayer`: the same products from the non-zero entries only).
 - Forward (`masked_logp`, `sample`): illegal logits set to -1e8 (what MaskableCategorical
   writes) before the softmax, so an illegal move has probability 0 and is never drawn; a move
-  drawn by Gumbel-max. `SelfPartner` plays the learner's teammate with the current actor.
+  drawn by Gumbel-max. `SelfPartner` plays the learner's teammate with the current actor
+  (from its seat's rows of the run's observation, v0 or v1).
 - Files (`save_actor`, `start_from`, `save_untrained`): the actor in the project's safe weight
   format (agents/learned/weights.py), the critic beside it as critics/NAME.npz; a run starts
   from either format or an SB3 zip; from a v1 model it trains on v1 observations
@@ -163,9 +164,11 @@ class SelfPartner:
         self._driver = None
 
     def gather(self, league) -> tuple:
-        """(obs float32 [n, OBS_DIM], legal bool [n, N_ACTIONS]) of the partner seats' rows
+        """(obs float32 [n, width], legal bool [n, N_ACTIONS]) of the partner seats' rows
         the league's next step asks act_batch for (table-major, as envs/seats.py gathers
-        them: the same kernel, before the tick)."""
+        them: the same kernel, before the tick); in a v1 env each row with its seat's memory
+        block, from the env's public memory (league.py `seat_rows`: what the env would give
+        a learner at that seat)."""
         from nertz_env.core.policies import POLICY_EXTERNAL
         from nertz_env.envs.seats import SeatDriver
         batch = league.batch
@@ -177,7 +180,8 @@ class SelfPartner:
         partner = np.zeros(ext.shape[1], bool)
         partner[league.partners] = True
         mine = partner[rows_s]
-        return self._driver.gather(rows_t[mine], rows_s[mine])
+        obs, legal = self._driver.gather(rows_t[mine], rows_s[mine])
+        return league.seat_rows(obs, rows_t[mine], rows_s[mine]), legal
 
     def answer(self, obs, ids) -> None:
         """The moves (int64 [n]) the next act_batch returns for exactly these observations."""
@@ -300,35 +304,40 @@ def start_from(actor, critic, path) -> str:
     return f"init: {what} from {path}{widened}"
 
 
-def run_observation(cfg: TrainConfig) -> str:
-    """The observation a lean run trains on: "v1" where its init is a safe-format model that
-    reads v1 (agents/learned/v1.py: `python -m agents.learned.v1` widens a v0 model into one
-    that plays the same moves), else "v0". A v1 run is refused, in one line before any work,
-    where a piece it needs reads v0 only: formats (each format's env), partner='self'
-    (SelfPartner gathers v0 rows) and snapshots (the league plays its entries by act_batch,
-    which a v1 net refuses: it needs its seat view)."""
+def init_observation(init) -> str | None:
+    """The observation a run's init reads: "v1" for a safe-format model that says so
+    (agents/learned/v1.py), "v0" for any other, None without init or where the file cannot
+    be read (start_from then names its fault, as for any init)."""
     from agents.learned.observation import observation_of
     from agents.learned.weights import is_weights, load_weights
-    init = cfg.ppo.init
+    if not init:
+        return None
     try:
-        v1 = bool(init) and is_weights(init) and observation_of(load_weights(init)[0]) == "v1"
-    except ValueError:                # start_from names the file's fault, as for any init
-        return "v0"
-    if not v1:
-        return "v0"
-    for name, on in (("formats", cfg.tables.formats), ("partner", cfg.tables.partner == "self"),
-                     ("snapshot_every", cfg.league.snapshot_every)):
-        if on:
-            raise ValueError(f"init={str(init)!r} reads the v1 observation; {name}="
-                             f"{getattr(cfg, name)!r} is not yet done on v1 (leave it out: "
-                             "formats, partner='self' and snapshots read v0)")
-    return "v1"
+        return observation_of(load_weights(init)[0]) if is_weights(init) else "v0"
+    except (ValueError, OSError):
+        return None
+
+
+def run_observation(cfg: TrainConfig) -> str:
+    """The observation a lean run trains on (TrainConfig.observation): the one given, else its
+    init's (a v1 model: `python -m agents.learned.v1` widens a v0 model into one that plays
+    the same moves), else "v0". observation='v1' from a v0 init widens it (start_from);
+    observation='v0' from a v1 init is refused, in one line before any work. Every piece
+    reads the run's observation: formats (each format's env), partner='self' (SelfPartner
+    gathers the partner seat's v1 rows) and snapshots (a v1 snapshot plays from its seat
+    view: league.py)."""
+    given, init = cfg.ppo.observation, init_observation(cfg.ppo.init)
+    if given == "v0" and init == "v1":
+        raise ValueError(f"observation='v0' contradicts init={str(cfg.ppo.init)!r}, which reads "
+                         "the v1 observation (leave observation out or give 'v1'; a v1 net "
+                         "cannot be narrowed to v0)")
+    return given or init or "v0"
 
 
 def save_untrained(cfg: TrainConfig, path) -> Path:
     """The actor a run of `cfg` starts from, saved as `train` saves its last (the baseline
-    that tells what the training added)."""
+    that tells what the training added); of the run's observation's width."""
+    from agents.learned.observation import observation_width
     from nertz_env.actions import N_ACTIONS
-    from nertz_env.core.observe import OBS_DIM
-    actor, _ = networks(cfg, OBS_DIM, N_ACTIONS)
+    actor, _ = networks(cfg, observation_width(run_observation(cfg)), N_ACTIONS)
     return save_actor(actor, cfg, path, 0)

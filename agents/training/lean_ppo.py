@@ -33,6 +33,11 @@ per-step machinery (rollout buffer objects, callbacks, distribution classes, dic
 - Constraint (TrainConfig.constraint, agents/constraints.py): the learner's masks pass through
   it before the policy sees them, in the rollout and so in the update; the saved model names
   it, so `ppo:` plays it under the same masks.
+- Observation (TrainConfig.observation, else init's, else v0: lean_policy.py
+  run_observation): "v1" gives every env (each format's too) observation="v1", the learner's
+  rows with their memory block (1019 floats), a fresh network that reads them or init's
+  (a v0 init widened), the partner's rows and v1 snapshots' play from the same memory
+  (league.py), and a saved model that says "observation": "v1".
 - Partner (TrainConfig.partner='self'): at a two-player team the learner's teammate plays the
   current actor, its moves sampled under the same masks (league.py), not a league entry,
   in the learner's own forward pass (lean_policy.py SelfPartner gather/answer).
@@ -80,8 +85,8 @@ torch = require("torch", "train", "the lean PPO")
 
 # the TrainConfig fields the lean PPO reads (and the warm start's: imitation.py)
 USED = ("out", "seed", "timesteps", "num_envs", "teams", "max_ticks", "reward", "opponents",
-        "formats", "init", "n_steps", "batch_size", "n_epochs", "learning_rate", "gamma",
-        "gae_lambda", "clip_range", "ent_coef", "vf_coef", "net_arch", "torch_threads",
+        "formats", "init", "observation", "n_steps", "batch_size", "n_epochs", "learning_rate",
+        "gamma", "gae_lambda", "clip_range", "ent_coef", "vf_coef", "net_arch", "torch_threads",
         "checkpoint_every", "shift_cost", "constraint", "partner", "snapshot_every",
         "max_snapshots", "critic_warmup", "teacher", "bc_rows", "bc_epochs", "bc_batch_size",
         "bc_learning_rate", "bc_holdout", "bc_value")
@@ -103,7 +108,7 @@ def check_lean(cfg: TrainConfig) -> None:
     if cfg.run.learner != "lean":
         raise ValueError(f"learner={cfg.run.learner!r}: the lean PPO trains learner='lean' configs "
                          "(lean_config makes one)")
-    run_observation(cfg)                  # a v1 init: what v1 runs cannot do yet is refused
+    run_observation(cfg)            # observation='v0' with a v1 init: refused before any work
 
 @dataclasses.dataclass
 class Learner:
@@ -133,11 +138,12 @@ def make_learner(cfg: TrainConfig, sparse: bool, begin, log) -> Learner:
     (from cfg.init if given), the optimiser and the league's partner; begin() once they are
     made (each refusal of theirs before it), then init's line."""
     from .league import league_of, make_env
+    observation = run_observation(cfg)
     if cfg.tables.formats:
         from .formats import make_formats_env
-        env = base = make_formats_env(cfg)
+        env = base = make_formats_env(cfg, observation)
     else:
-        env = make_env(cfg, monitor=False, observation=run_observation(cfg))
+        env = make_env(cfg, monitor=False, observation=observation)
         base = env.venv                             # the NertzVecEnv (its action_masks)
     obs_size = int(np.prod(env.observation_space.shape))
     n_actions = int(env.action_space.n)

@@ -6,12 +6,14 @@ train --help` prints (`field_docs`).
     TablesPart     num_envs, teams, max_ticks, reward, formats, shift_cost, constraint, partner
     LeaguePart     opponents, snapshot_every, max_snapshots, priority_*
     WarmStartPart  teacher, bc_*
-    PPOPart        init, critic_warmup, n_steps, batch_size, n_epochs, ..., net_arch
+    PPOPart        init, observation, critic_warmup, n_steps, batch_size, ..., net_arch
     EvalPart       eval_*
 
 Every field's name is unique across the parts: the flat spelling of a config (config.json,
 a checkpoint's stored config, a recipe's keys, `nertz train`'s options) names each field
-once, in the order `FLAT` keeps (the order config.json has always had).
+once, in the order `FLAT` keeps (the order config.json has always had), then the fields
+added since (`OPTIONAL`: observation), which config.json holds only where they say something
+a run before them could not (`to_flat`), so every other run writes the bytes it always did.
 
 Imports only nertz_env; never torch."""
 from __future__ import annotations
@@ -28,6 +30,7 @@ TOURNAMENT_RULES = RulesConfig()                  # what `nertz tournament` play
 REWARDS = ("relative", "score")
 LEARNERS = ("sb3", "lean")
 PARTNERS = ("league", "self")
+OBSERVATIONS = ("v0", "v1")                       # TrainConfig.observation's values
 DEVICES = ("cpu", "cuda", "auto")
 MAX_SNAPSHOTS = 64                                # league snapshots kept (max_snapshots)
 # fields a resumed run may not change: they shape the network, the rollout or the game
@@ -154,6 +157,11 @@ class PPOPart:
     init: str | None = None
     """a model to start the policy from: an SB3 zip (actor and critic, read without
     unpickling) or a safe-format .npz (the actor); the lean PPO only"""
+    observation: str | None = None
+    """the observation the network reads: 'v0' (791 floats) or 'v1' (v0's, then the 228-float
+    block of what the seat remembers, nertz_v1: docs/api.md); unset: init's (a v1 model: v1),
+    else v0. 'v1' from a v0 init widens it (zero memory weights: the same moves); 'v0' from a
+    v1 init is refused. The saved model says which it reads; the lean PPO only"""
     critic_warmup: int = 0
     """env steps at the start in which only the critic learns, the actor kept as init gave
     it (a start from an actor whose critic is fresh); the lean PPO only"""
@@ -208,23 +216,29 @@ FLAT = ("out", "seed", "timesteps", "num_envs", "teams", "max_ticks", "reward", 
         "gae_lambda", "clip_range", "ent_coef", "vf_coef", "net_arch", "checkpoint_every",
         "eval_every", "eval_deals", "eval_against", "eval_league_deals", "eval_seed",
         "tensorboard", "progress", "torch_threads", "device", "resume")
+# fields added after config.json's order was fixed, with the values that mean what a run
+# before them did: written (after FLAT's) only where they hold another, so such a run writes
+# the same bytes as before them
+OPTIONAL = {"observation": (None, "v0")}
+FIELDS = FLAT + tuple(OPTIONAL)                         # every field: `nertz train`'s, a recipe's
 PART_OF = {f.name: name for name, cls in PARTS for f in dataclasses.fields(cls)}  # field: part
-assert sorted(PART_OF) == sorted(FLAT) and len(FLAT) == len(set(FLAT)), "a field in two parts"
+assert sorted(PART_OF) == sorted(FIELDS) and len(FIELDS) == len(set(FIELDS)), \
+    "a field in two parts"
 
 
 def flat_defaults() -> dict:
-    """{field: its default} of every field in FLAT order (fresh lists each call)."""
+    """{field: its default} of every field in FIELDS order (fresh lists each call)."""
     out = {}
     for name, cls in PARTS:
         for f in dataclasses.fields(cls):
             out[f.name] = f.default if f.default is not dataclasses.MISSING \
                 else f.default_factory()
-    return {n: out[n] for n in FLAT}
+    return {n: out[n] for n in FIELDS}
 
 
 def field_docs(cls=None) -> dict:
     """{field name: its docstring on one line}, read from the source of a dataclass whose
-    fields each have a docstring under them (None: every part's, in FLAT order: the help of
+    fields each have a docstring under them (None: every part's, in FIELDS order: the help of
     `nertz train`'s options; a recipe's Args too)."""
     import ast
     import inspect
@@ -232,7 +246,7 @@ def field_docs(cls=None) -> dict:
         docs = {}
         for _, part in PARTS:
             docs.update(field_docs(part))
-        return {n: docs[n] for n in FLAT if n in docs}
+        return {n: docs[n] for n in FIELDS if n in docs}
     body = ast.parse(inspect.getsource(cls)).body[0].body
     return {n.target.id: " ".join(str(x.value.value).split())
             for n, x in itertools.pairwise(body)

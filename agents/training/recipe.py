@@ -1,5 +1,5 @@
 """Recipes as files: `nertz train --spec RECIPE.toml`. A recipe is TOML whose keys are `nertz
-train`'s option names as TrainConfig spells them flat, config.json's keys (parts.py FLAT:
+train`'s option names as TrainConfig spells them flat, config.json's keys (parts.py FIELDS:
 `learner = "lean"`, `timesteps = 12000000`, `net_arch = [128, 128]`, `opponents =
 ["heuristic:style=river-builder", "greedy"]`), plus an optional `[recipe]` table of `name`
 and `note`. Its values become the command's defaults; the
@@ -11,15 +11,15 @@ counted before tomllib parses it, every refusal one line naming the file and the
 The shipped models' recipes are in train/recipes/."""
 from __future__ import annotations
 
-from .parts import FLAT, flat_defaults
+from .parts import FIELDS, flat_defaults
 
 NOT_IN_A_RECIPE = {"out": "the run folder is the command line's: give --out",
                    "resume": "a recipe starts a fresh run; --resume continues a checkpoint's "
                              "own config"}
 INFO_KEYS = ("name", "note")                  # the optional [recipe] table
-RECIPE_KEYS = tuple(n for n in FLAT if n not in NOT_IN_A_RECIPE)
+RECIPE_KEYS = tuple(n for n in FIELDS if n not in NOT_IN_A_RECIPE)
 _OPTIONAL_INT = ("max_ticks", "n_epochs", "torch_threads", "bc_rows")
-_OPTIONAL_STR = ("init", "constraint")
+_OPTIONAL_STR = ("init", "constraint", "observation")
 
 
 def _default(name):
@@ -89,7 +89,7 @@ def recipe_from_dict(data: dict, where: str = "recipe") -> dict:
             continue
         if key in NOT_IN_A_RECIPE:
             raise ValueError(f"{where}: {key!r} cannot be in a recipe ({NOT_IN_A_RECIPE[key]})")
-        if key not in FLAT:
+        if key not in FIELDS:
             raise ValueError(f"{where}: unknown key {key[:60]!r}; keys are the options of "
                              "nertz train as TrainConfig spells them: " + ", ".join(RECIPE_KEYS)
                              + " (and a [recipe] table of name, note)")

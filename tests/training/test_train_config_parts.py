@@ -16,6 +16,7 @@ import pytest
 from agents.cli import main as nertz_main
 from agents.training.config import (
     FLAT,
+    OPTIONAL,
     PARTS,
     EvalPart,
     LeaguePart,
@@ -82,7 +83,9 @@ def test_the_flat_spelling_keeps_its_order_and_names_every_field_once():
     assert list(FLAT) == ORDER
     assert list(TrainConfig(out="x").to_flat()) == ORDER
     in_parts = [f.name for _, part in PARTS for f in dataclasses.fields(part)]
-    assert sorted(in_parts) == sorted(ORDER) and len(in_parts) == len(set(in_parts))
+    # and the fields added since (OPTIONAL), which config.json holds only where they say
+    # what a run before them could not (observation='v1')
+    assert sorted(in_parts) == sorted([*ORDER, *OPTIONAL]) and len(in_parts) == len(set(in_parts))
 
 
 def test_parts_and_flat_fields_make_the_same_config():

@@ -1,6 +1,7 @@
 """The lean learner's pieces for a network that reads the v1 observation (issue 42 items 1
 and 4): a v0 model warm-starts a v1 network widened (zero memory weights: the same moves), and
-a v1 network is saved as a v1 model, a v0 one as before."""
+a v1 network is saved as a v1 model, a v0 one as before. Formats, partner='self' and
+snapshots on v1: tests/training/test_v1_training_*.py."""
 from __future__ import annotations
 
 import json
@@ -86,15 +87,15 @@ def test_a_lean_run_from_a_v1_model_trains_on_v1_observations(tmp_path):
     assert "observation" not in m0 and m0["observation_size"] == OBS_DIM
 
 
-@pytest.mark.parametrize("kw,field", [({"partner": "self", "teams": 2}, "partner"),
-                                      ({"snapshot_every": 128}, "snapshot_every"),
-                                      ({"formats": "rulebook", "num_envs": 184},
-                                       "formats")])
-def test_what_a_v1_run_cannot_do_yet_is_refused_before_any_work(tmp_path, kw, field):
+def test_observation_v0_from_a_v1_model_is_refused_before_any_work(tmp_path):
+    """observation='v0' contradicts a v1 init (a v1 net cannot be narrowed): one line naming
+    both, before any work, nothing written; left out, the v1 init means v1 (the test above)."""
+    from agents.training.lean_ppo import train_run
     widen_model(V0, tmp_path / "wide")
-    cfg = _tiny(tmp_path, "run", tmp_path / "wide.npz", **kw)
+    cfg = _tiny(tmp_path, "run", tmp_path / "wide.npz", observation="v0")
+    lines = []
     with pytest.raises(ValueError) as err:
-        train(cfg, log=lambda _: None)
+        train_run(cfg, log=lines.append)
     text = str(err.value)
-    assert "\n" not in text and f"{field}=" in text and "v1" in text, text
-    assert not (tmp_path / "run").exists()
+    assert "\n" not in text and "observation='v0'" in text and "wide.npz" in text, text
+    assert "v1" in text and not lines and not (tmp_path / "run").exists()
