@@ -13,11 +13,13 @@ Per call (agents/base.py SeatView: every table of the batch where it holds a rea
   key, hand, tick, seat), each world in C slots, one per candidate, all with the world's
   priority key (common random numbers);
 - in every slot the candidate is the seat's forced first move; every other seat plays its
-  model's move on the position (its team's seats the rollout bot, by default the base; the
-  other teams the opp bot: their visible cards are the same in every world, so it is their
-  move on the real table); then
-  every seat its bot for `horizon` ticks (nertz_env/core/fork.py rollout, one call for all
-  decisions of the call);
+  model's move on the position (its team's seats the rollout policy, by default the base;
+  the other teams the opp policy: their visible cards are the same in every world, so it is
+  their move on the real table); then every seat its policy for `horizon` ticks
+  (nertz_env/core/fork.py rollout, one call for all decisions of the call). A policy is a
+  core bot or `learned`, the shipped net the table's rules pick (its `for_table`
+  core_networks, the arrays of NumpyPolicy's layers), played in the kernel
+  (nertz_env/core/net_policy.py; near ties may go the other way than `learned`'s own);
 - gain of candidate c: the mean over worlds of its relative points minus the base move's;
   the best gain (first best) is played when it exceeds `margin` and (option se=K > 0) K
   standard errors of it over the worlds, else the base move.
@@ -33,8 +35,11 @@ import numpy as np
 
 from nertz_env.bot_specs import parse_bot
 from nertz_env.core.codec import WAIT
+from nertz_env.core.codec import N_ACTIONS
 from nertz_env.core.fork import allocate_rollouts, rollout, state_pairs
-from nertz_env.core.policies import scored_moves
+from nertz_env.core.net_policy import allocate_net_work, net_arrays
+from nertz_env.core.observe import OBS_DIM
+from nertz_env.core.policies import N_KNOBS, POLICY_NET, scored_moves
 from nertz_env.core.state import make_params
 from nertz_env.core.worlds import BELIEFS, fork_worlds, world_seeds
 
@@ -44,6 +49,30 @@ from ..constraints import check_constraint, constrain
 from .spec import NET_BASES, SearchOptions
 
 CANDIDATE_CONSTRAINT = "useful-shifts"
+NET = (POLICY_NET, np.zeros(N_KNOBS, np.int64))     # a rollout seat played by the net
+
+
+def kernel_net_problem(policy):
+    """Why a NumpyPolicy cannot be played in the rollout kernel, or None."""
+    from ..learned.v1 import reads_v1
+    from ..learned.weights import NumpyPolicy
+    if not isinstance(policy, NumpyPolicy):
+        return "is not a safe-format net"
+    if reads_v1(policy) or policy.obs_size != OBS_DIM or policy.n_actions != N_ACTIONS:
+        return f"does not read the {OBS_DIM}-value v0 observation"
+    if not (policy.deterministic and policy.masked and policy.activation in ("tanh", "relu")):
+        return "is not a deterministic masked tanh/relu net"
+    return None
+
+
+def rollout_nets(agent, name: str) -> None:
+    """ValueError (one line) unless every model `agent` (learned) may play can be played in
+    the rollout kernel: checked when the search agent is made, before any play."""
+    for key, policy in sorted(getattr(agent, "policies", {}).items()):
+        problem = kernel_net_problem(policy)
+        if problem:
+            raise ValueError(f"agent {name!r}: rollout/opp=learned: its model {key} "
+                             f"{problem}; the rollouts play only v0 masked MLPs")
 
 
 def _scored(spec: str) -> ScoredAgent:
@@ -77,14 +106,46 @@ class SearchAgent(Agent):
             self.base = make_base(options.base, seed=self.seed)
         else:
             self.base = _scored(options.base)
-        self.team_bot = _scored(options.rollout or options.base)   # the team in rollouts
+        self.net = None                  # the net of rollout/opp=learned (shared with a base)
+        if NET_BASES[0] in (options.rollout, options.opp):
+            if make_base is None:
+                raise ValueError(f"agent {name!r}: rollout/opp=learned needs make_base, the "
+                                 "registry's agent maker (agents.registry.make_agent)")
+            self.net = self.base if options.base in NET_BASES else make_base(
+                NET_BASES[0], seed=self.seed)
+            rollout_nets(self.net, name)
+        self.team_bot = self._policy(options.rollout or options.base)   # the team in rollouts
         self._base_told = (None, None)   # (config, the net base told that table)
-        self.opp = _scored(options.opp)
+        self._net_told = (None, None)    # (config, (NetArrays, net index per seat))
+        self._work = None                # the net seats' work rows, grown as needed
+        self.opp = self._policy(options.opp)
         self.belief = BELIEFS[options.belief]
         self.cid = check_constraint(CANDIDATE_CONSTRAINT)
         self._buffers = {}               # config -> Rollouts, grown as needed
         self.decisions = 0               # searched decisions (two or more candidates)
         self.deviations = 0              # of them, where a candidate beat the base
+
+    def _policy(self, spec):
+        return None if spec in NET_BASES else _scored(spec)
+
+    def rollout_net(self, config):
+        """(NetArrays, int64 [S] each seat's net index) of the net told `config`'s table."""
+        if self._net_told[0] is not config:
+            from ..learned.weights import TIE_GAP
+            picks = self.net.for_table(config).core_networks()
+            if picks is None or any(kernel_net_problem(p) for p, _ in picks):
+                raise ValueError(f"agent {self.name!r}: rollout/opp=learned cannot be played "
+                                 "in the rollouts at this table (not a v0 masked MLP)")
+            uniq = []
+            for p, b in picks:
+                if not any(p is q and int(b) == c for q, c in uniq):
+                    uniq.append((p, int(b)))
+            net = net_arrays([(p.hidden_layers, p.action_weight, p.action_bias, p.activation,
+                               b) for p, b in uniq], TIE_GAP)
+            index = np.array([next(k for k, (q, c) in enumerate(uniq) if p is q and int(b) == c)
+                              for p, b in picks], np.int64)
+            self._net_told = (config, (net, index))
+        return self._net_told[1]
 
     def act(self, observation, action_mask) -> int:
         return int(self.act_batch(np.asarray(observation)[None],
@@ -138,7 +199,15 @@ class SearchAgent(Agent):
         ro = self._rollouts(config, M)
         pairs, self_pairs = state_pairs(st, ro.state), state_pairs(ro.state, ro.state)
         seat_team = np.asarray(config.seat_team)
-        base_bot, opp_bot = self.team_bot.core_policy(), self.opp.core_policy()
+        base_bot, opp_bot = (NET if b is None else b.core_policy()
+                             for b in (self.team_bot, self.opp))
+        net = index = work = None
+        if self.net is not None and (self.team_bot is None or self.opp is None):
+            net, index = self.rollout_net(config)
+            if self._work is None or self._work.obs.shape[0] < ro.state.tick.shape[0] \
+                    or self._work.h.shape[2] != net.b0.shape[1]:
+                self._work = allocate_net_work(ro.state.tick.shape[0], net.b0.shape[1])
+            work = self._work
         ro.first[:M] = -1
         slot_sets, j = [], 0
         for r in todo:
@@ -153,13 +222,15 @@ class SearchAgent(Agent):
             for q, bot in ((mine, base_bot), (~mine, opp_bot)):
                 ro.kinds[j:j + W * C, q] = bot[0]
                 ro.knobs[j:j + W * C, q] = bot[1]
+                if bot[0] == POLICY_NET:
+                    ro.knobs[j:j + W * C, q, 0] = index[q]
             ro.seats[j:j + W * C] = s
             for c, a in enumerate(cands[r]):
                 ro.first[slots[:, c], s] = a
             slot_sets.append(slots)
             j += W * C
         rollout(ro, make_params(config), opt.horizon, 0, M, parallel=opt.threads > 1,
-                threads=opt.threads)
+                threads=opt.threads, net=net, work=work)
         for r, slots in zip(todo, slot_sets):
             v = ro.values[slots]                                   # [W, C]
             d = v - v[:, :1]

@@ -2,13 +2,17 @@
 
     search:base=river-builder,opp=base,worlds=32,horizon=40,belief=memory,margin=0,se=0,seed=S
 
-base, rollout and opp name core bots, the only policies the rollout kernel plays
-(nertz_env/core/policies.py): greedy, a heuristic style (balanced, lake-rush, river-builder,
-cautious) or heuristic:style=STYLE; base may also be `learned` (the base move from the
-shipped net on the seat's observation). rollout plays the seat's team in the rollouts
-(default: the base, river-builder when the base is learned); opp=base models the other teams
-by the rollout bot. belief=oracle reads the true hidden cards (a ceiling, never an agent):
-refused unless cheat=yes is written too.
+base, rollout and opp name core bots (nertz_env/core/policies.py): greedy, a heuristic style
+(balanced, lake-rush, river-builder, cautious) or heuristic:style=STYLE, or `learned`, the
+shipped net (the family member for the table's rules, agents/learned/family.py): as base, its
+move on the seat's observation; as rollout or opp, played inside the numba rollouts
+(nertz_env/core/net_policy.py: its argmax under its constraint, in float32; near ties, top two
+logits within 1e-3, may go the other way than `learned` itself plays them). rollout plays the
+seat's team in the rollouts (default: the base, river-builder when the base is learned);
+opp models the other teams (default `base`: the rollout policy). A net in the rollouts costs
+about 10 to 30 times a core bot's CPU per decision (docs/search.md, nets in the rollouts).
+belief=oracle reads the true hidden cards (a ceiling, never an agent): refused unless
+cheat=yes is written too.
 The deviation rule: the best candidate is played only when its mean paired gain over the base
 move exceeds margin points AND se standard errors of that gain (over the worlds; se > 0 needs
 worlds >= 2); se=0 is the margin alone. threads=N plays the rollouts on N numba threads
@@ -28,14 +32,14 @@ from ..specs import checked_options
 
 SEARCH_OPTIONS = ("base", "opp", "rollout", "worlds", "horizon", "belief", "margin", "se",
                   "seed", "cheat", "threads")
-NET_BASES = ("learned",)     # base moves from a net (the shipped family); rollouts: core bots
+NET_BASES = ("learned",)     # the shipped family: a base move, or a net in the rollouts
 MAX_WORLDS = 1024
 BOT_WORDS = ", ".join(STYLES) + " or heuristic:style=STYLE"
 
 
 class SearchOptions(NamedTuple):
-    base: str                # the base bot's spec (heuristic:style=... or greedy)
-    opp: str                 # the other teams' model (a core bot spec)
+    base: str                # the base bot's spec (heuristic:style=... or greedy) or learned
+    opp: str                 # the other teams' model (a core bot spec or learned)
     worlds: int              # W >= 1
     horizon: int             # ticks >= 1; 0: to the end of the hand
     belief: str              # uniform | memory | oracle
@@ -44,20 +48,22 @@ class SearchOptions(NamedTuple):
     cheat: bool              # oracle allowed
     se: float = 0.0          # ... and best minus base > se x its standard error (0: off)
     threads: int = 1         # numba threads for the rollouts (1: serial; same moves)
-    rollout: str = ""        # the core bot that plays the seat's team in the rollouts
+    rollout: str = ""        # the core bot (or learned) playing the seat's team in rollouts
 
 
 def bot_spec(spec: str, key: str, value: str) -> str:
-    """A core bot spec from an option's value: a style name or a greedy/heuristic spec."""
+    """A core bot spec from an option's value: a style name or a greedy/heuristic spec; or
+    learned (the shipped net, NET_BASES) as it is."""
+    if value in NET_BASES:
+        return value
     text = f"heuristic:style={value}" if value in STYLES and value != "greedy" else value
     try:
         bot = parse_bot(text)
     except ValueError:
         bot = None
     if bot is None or bot.kind == "random":
-        also = " (or learned, the base move from the shipped net)" if key == "base" else ""
         raise ValueError(f"agent {spec!r}: {key}={value!r} must be a core bot the rollouts "
-                         f"play: {BOT_WORDS}{also}")
+                         f"play: {BOT_WORDS}, or learned (the shipped net)")
     return text
 
 
@@ -70,9 +76,7 @@ def _int(spec, key, value, lo, hi, what):
 def parse_options(spec: str, rest: str) -> SearchOptions:
     """SearchOptions of `search[:OPTIONS]` (rest: the text after 'search:')."""
     opts = checked_options(spec, rest, "search", SEARCH_OPTIONS)
-    base = opts.get("base", "river-builder")
-    if base not in NET_BASES:
-        base = bot_spec(spec, "base", base)
+    base = bot_spec(spec, "base", opts.get("base", "river-builder"))
     rollout = opts.get("rollout")
     if rollout is None:
         rollout = "heuristic:style=river-builder" if base in NET_BASES else base

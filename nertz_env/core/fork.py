@@ -14,8 +14,9 @@ and call them (a handful of microseconds each).
   table i into slots j .. j + len(keys) - 1.
 - rollout_range / rollout_batch (the same, its slots split among threads): from the
   positions as they are (no deal), every slot plays its forced first moves (first[k, s] >= 0;
-  -1: the seat's bot), then every seat its core bot (kinds/knobs, core/policies.py) for
-  `horizon` ticks in all (0: to the end of the hand); values[k] = the R29 points of seat
+  -1: the seat's bot), then every seat its core bot (kinds/knobs, core/policies.py) or
+  its net (POLICY_NET: core/net_policy.py, the arrays `net`, knobs[k, s, 0] the net's
+  index, work rows `work`) for `horizon` ticks in all (0: to the end of the hand); values[k] = the R29 points of seat
   seats[k]'s team minus the mean of the other teams' (scoring.relative_points, the
   "relative" reward) at the stop, scores[k] the hand scores.
   A forced move that is not legal in its slot refuses the whole batch before any tick.
@@ -41,7 +42,8 @@ from .chunks import chunk_bounds, n_chunks
 from .codec import N_ACTIONS
 from .launch import launch_parallel
 from .legal import write_table_masks
-from .policies import N_KNOBS, POLICY_EXTERNAL, write_policy_actions
+from .net_policy import NetArrays, NetWork, allocate_net_work, empty_net, net_move
+from .policies import N_KNOBS, POLICY_EXTERNAL, POLICY_NET, write_policy_actions
 from .scoring import relative_points_jit, write_hand_scores
 from .state import (NertzState, Params, Scratch, allocate_masks, allocate_scratch,
                     allocate_state)
@@ -110,10 +112,10 @@ def first_moves_range(st, prm, scr, masks, first, lo, hi):
 
 @njit(cache=True, error_model="numpy", _nrt=False)
 def play_rollouts_range(st, prm, scr, masks, actions, priority, applied, kinds, knobs,
-                        policy_rng, first, seats, horizon, values, scores, lo, hi):
+                        policy_rng, first, seats, horizon, values, scores, net, work, lo, hi):
     """Slots lo..hi, masks already written (first_moves_range): the forced first tick, then
-    the bots, until the hand ends or `horizon` ticks were played (HORIZON_END: no limit);
-    values[e] and scores[e] at the stop."""
+    the bots and nets, until the hand ends or `horizon` ticks were played (HORIZON_END: no
+    limit); values[e] and scores[e] at the stop."""
     S = prm.n_seats
     T = prm.n_teams
     for e in range(lo, hi):
@@ -123,11 +125,13 @@ def play_rollouts_range(st, prm, scr, masks, actions, priority, applied, kinds, 
         while st.status[e] == PLAYING and st.tick[e] < stop:
             write_policy_actions(masks, scr.avail, st.river, st.river_n, prm.seat_team,
                                  kinds, knobs, policy_rng, actions, e, S)
-            if forced:
-                for s in range(S):
-                    if first[e, s] >= 0:
-                        actions[e, s] = first[e, s]
-                forced = False
+            for s in range(S):
+                if forced and first[e, s] >= 0:
+                    actions[e, s] = first[e, s]
+                elif kinds[e, s] == POLICY_NET:
+                    actions[e, s] = net_move(st, prm, scr, masks, e, s, net, work,
+                                             knobs[e, s, 0])
+            forced = False
             step_table(st, prm, scr, e, actions, priority, masks, applied)
         write_hand_scores(st, prm, e, scores, e)
         me = prm.seat_team[seats[e]]
@@ -142,19 +146,20 @@ def play_rollouts_range(st, prm, scr, masks, actions, priority, applied, kinds, 
 
 @njit(cache=True, error_model="numpy", _nrt=False)
 def rollout_range(st, prm, scr, masks, actions, priority, applied, kinds, knobs, policy_rng,
-                  first, seats, horizon, values, scores, lo, hi):
+                  first, seats, horizon, values, scores, net, work, lo, hi):
     """Rollouts at slots lo..hi (serial). Returns -1, or k * S + s of the first forced move
     that is illegal in its slot, in which case no slot has moved."""
     bad = first_moves_range(st, prm, scr, masks, first, lo, hi)
     if bad < 0:
         play_rollouts_range(st, prm, scr, masks, actions, priority, applied, kinds, knobs,
-                            policy_rng, first, seats, horizon, values, scores, lo, hi)
+                            policy_rng, first, seats, horizon, values, scores, net, work, lo,
+                            hi)
     return bad
 
 
 @njit(cache=True, error_model="numpy", parallel=True)
 def rollout_batch(st, prm, scr, masks, actions, priority, applied, kinds, knobs, policy_rng,
-                  first, seats, horizon, values, scores, lo, hi):
+                  first, seats, horizon, values, scores, net, work, lo, hi):
     """rollout_range over slots lo..hi, the slots split among threads (core/chunks.py): the
     same results, slot for slot (launch it through core/launch.py launch_parallel)."""
     E = hi - lo
@@ -169,7 +174,8 @@ def rollout_batch(st, prm, scr, masks, actions, priority, applied, kinds, knobs,
     for c in prange(k):
         a, b = chunk_bounds(c, k, E)
         play_rollouts_range(st, prm, scr, masks, actions, priority, applied, kinds, knobs,
-                            policy_rng, first, seats, horizon, values, scores, lo + a, lo + b)
+                            policy_rng, first, seats, horizon, values, scores, net, work,
+                            lo + a, lo + b)
     return -1
 
 
@@ -207,20 +213,34 @@ def allocate_rollouts(config, n_slots: int) -> Rollouts:
                     scores=np.zeros((M, T), np.int64))
 
 
-def rollout_args(ro: Rollouts, params: Params, horizon: int) -> tuple:
-    """The argument tuple of rollout_range / rollout_batch (without lo, hi)."""
+_NO_NET = []          # [empty_net(), its work rows], made on first use
+
+
+def rollout_args(ro: Rollouts, params: Params, horizon: int, net: NetArrays | None = None,
+                 work: NetWork | None = None) -> tuple:
+    """The argument tuple of rollout_range / rollout_batch (without lo, hi); net / work: the
+    net seats' arrays and work rows (None: no net seat, a stand-in of the same types)."""
+    if net is None:
+        if not _NO_NET:
+            _NO_NET.extend((empty_net(), allocate_net_work(0, 1)))
+        net, work = _NO_NET
     return (ro.state, params, ro.scratch, ro.masks, ro.actions, ro.priority, ro.applied,
             ro.kinds, ro.knobs, ro.policy_rng, ro.first, ro.seats, horizon, ro.values,
-            ro.scores)
+            ro.scores, net, work)
 
 
 def rollout(ro: Rollouts, params: Params, horizon: int, lo: int = 0, hi: int | None = None,
-            parallel: bool = False, threads: int | None = None) -> None:
+            parallel: bool = False, threads: int | None = None, net: NetArrays | None = None,
+            work: NetWork | None = None) -> None:
     """Play the rollouts of slots lo..hi and leave values and scores in `ro`; parallel=True
     splits the slots among numba's threads (`threads` of them for this call, else numba's
-    current count: the same values and scores, slot for slot). ValueError (one line, nothing played) for a
-    negative horizon, a seat out of range, a slot seat without a core bot (POLICY_EXTERNAL)
-    or a forced move that is illegal in its slot."""
+    current count: the same values and scores, slot for slot). net: the arrays of the
+    POLICY_NET seats' nets (core/net_policy.py net_arrays), work: their work rows
+    (allocate_net_work for at least hi slots; None: allocated here), whose `near` counts
+    each slot's near-tie net moves. ValueError (one line, nothing played) for a negative
+    horizon, a seat out of range, a slot seat without a core bot or net (POLICY_EXTERNAL,
+    POLICY_NET without `net` or with a net index out of range) or a forced move that is
+    illegal in its slot."""
     M = ro.state.tick.shape[0]
     hi = M if hi is None else hi
     if not isinstance(horizon, (int, np.integer)) or isinstance(horizon, bool) or horizon < 0:
@@ -233,8 +253,26 @@ def rollout(ro: Rollouts, params: Params, horizon: int, lo: int = 0, hi: int | N
     if (ro.kinds[lo:hi] == POLICY_EXTERNAL).any():
         k, s = np.argwhere(ro.kinds[lo:hi] == POLICY_EXTERNAL)[0]
         raise ValueError(f"slot {lo + k}, seat {s}: rollouts play core bots only "
-                         "(kinds POLICY_RANDOM or POLICY_SCORED), not POLICY_EXTERNAL")
-    args = rollout_args(ro, params, int(horizon))
+                         "(kinds POLICY_RANDOM or POLICY_SCORED) and nets (POLICY_NET), not "
+                         "POLICY_EXTERNAL")
+    is_net = ro.kinds[lo:hi] == POLICY_NET
+    if is_net.any():
+        K = 0 if net is None else net.w0.shape[0]
+        k_of = ro.knobs[lo:hi, :, 0][is_net]
+        if net is None or k_of.min() < 0 or k_of.max() >= K:
+            raise ValueError(f"POLICY_NET seats need `net` and knobs[..., 0] a net index "
+                             f"0..{K - 1}" if K else "POLICY_NET seats need `net`, the nets' "
+                             "arrays (core/net_policy.py net_arrays)")
+        if work is None:
+            work = allocate_net_work(hi, net.b0.shape[1])
+        if work.obs.shape[0] < hi or work.h.shape[2] != net.b0.shape[1]:
+            raise ValueError(f"work rows for {work.obs.shape[0]} slots of width "
+                             f"{work.h.shape[2]}; these slots need {hi} of width "
+                             f"{net.b0.shape[1]} (allocate_net_work)")
+        work.near[lo:hi] = 0
+    else:
+        net = work = None
+    args = rollout_args(ro, params, int(horizon), net, work)
     if threads is not None and not 1 <= threads <= numba.config.NUMBA_NUM_THREADS:
         raise ValueError(f"threads={threads!r} must be from 1 to "
                          f"{numba.config.NUMBA_NUM_THREADS} (NUMBA_NUM_THREADS)")

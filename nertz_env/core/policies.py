@@ -6,7 +6,9 @@ seat different bots at the same seat of different tables):
 
     kinds  int8  [E, S]      POLICY_RANDOM (uniform legal), POLICY_SCORED (greedy and every
                              heuristic style), POLICY_EXTERNAL (the action is written from
-                             outside: a learner, a torch policy, a human)
+                             outside: a learner, a torch policy, a human), POLICY_NET (a
+                             net's arrays, knobs[e, s, 0] its index: the rollouts only,
+                             core/fork.py and core/net_policy.py; untouched here)
     knobs  int64 [E, S, 12]  the scored bots' knob vector (docs/heuristics.md, index table)
 
 POLICY_SCORED is the one decision rule of docs/heuristics.md: score every legal action with
@@ -27,6 +29,7 @@ from .codec import (KIND_BUILD, KIND_CALL, KIND_FLIP, KIND_LAKE, KIND_SHIFT, KIN
 from .rules import available_card, can_build_on, random_below, rank, suit
 
 POLICY_RANDOM, POLICY_SCORED, POLICY_EXTERNAL = 0, 1, 2
+POLICY_NET = 3    # a masked net given as arrays, played in the rollouts (core/net_policy.py)
 
 # knob vector indices (docs/heuristics.md)
 (KN_LAKE_NERTZ, KN_LAKE_STREAM, KN_LAKE_RIVER, KN_EMPTY_BONUS, KN_NERTZ_RIVER, KN_WASTE_RIVER,

@@ -145,7 +145,7 @@ def test_the_oracle_is_refused_in_a_tournament_without_cheat_yes(tmp_path, capsy
     ("search:margin=-1", "margin='-1' must be a number >= 0"),
     ("search:margin=nan", "margin='nan'"),
     ("search:base=random", "base='random' must be a core bot"),
-    ("search:opp=learned", "opp='learned' must be a core bot"),
+    ("search:opp=learned:model=x", "opp='learned:model=x' must be a core bot"),
     ("search:seed=-1", "seed='-1' must be an int >= 0"),
     ("search:cheat=maybe", "cheat='maybe' must be yes or no"),
     ("search:depth=3", "unknown option 'depth'; search options are base, opp"),

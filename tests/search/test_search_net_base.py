@@ -36,7 +36,7 @@ def test_net_base_options():
     assert (o.base, o.rollout, o.opp) == ("learned", "greedy", "heuristic:style=cautious")
     o = make_agent("search:base=cautious").options               # rollout: the base
     assert o.rollout == o.opp == "heuristic:style=cautious"
-    for spec, words in (("search:rollout=learned", "rollout='learned' must be a core bot"),
+    for spec, words in (("search:rollout=ppo:x", "rollout='ppo:x' must be a core bot"),
                         ("search:base=learned:model=x", "base='learned:model=x' must be")):
         with pytest.raises(ValueError) as err:
             make_agent(spec)
