@@ -14,7 +14,10 @@ Snapshots (`snapshot_every`): every that many steps the learner is saved as
 snapshots/step_N.zip (checkpoints.py `save_snapshot`) and joins the league as an entry
 "snapshot:step_N" (at most `max_snapshots`, the oldest leaves), played at every other seat
 of the tables that draw it by FrozenPolicy exactly as make_agent("ppo:PATH") plays
-(deterministic). Those seats, and every seat of a non-core agent, are POLICY_EXTERNAL in the env's bot
+(deterministic); a v1 learner's snapshots are v1 models, played as `ppo:` plays them: from
+their seats' view (act_view over the env's public memory, the rows the env would give a learner
+at those seats), as is any seat-view entry (a v1 `ppo:` model: a v0 env then keeps the memory
+for it). Those seats, and every seat of a non-core agent, are POLICY_EXTERNAL in the env's bot
 arrays: per step one numba call gathers all their rows (nertz_env/envs/learner_batch.py
 `external`) and each distinct spec runs one act_batch over all of its rows, whatever tables,
 seats and entries they sit at. Evaluations play the learner against each entry alike.

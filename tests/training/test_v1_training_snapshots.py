@@ -16,6 +16,7 @@ from agents.training.lean_policy import networks, save_actor  # noqa: E402
 from agents.training.lean_ppo import lean_config, train  # noqa: E402
 from agents.training.league import league_of, make_env  # noqa: E402
 from nertz_env.actions import N_ACTIONS  # noqa: E402
+from nertz_env.core.observe import OBS_DIM  # noqa: E402
 from nertz_env.core.observe_memory import V1_OBS_DIM, observe_v1_rows  # noqa: E402
 
 
@@ -89,3 +90,29 @@ def test_a_v1_run_with_snapshots_plays_them_and_saves_v1_models(tmp_path, monkey
     assert all(load_weights(p)[0]["observation"] == "v1" for p in snaps)
     assert any("joins the league (2 live)" in x for x in lines)
     assert sum(calls) > 0                       # the snapshots played their seats
+
+
+def test_a_v0_run_keeps_the_memory_a_v1_opponent_entry_reads(tmp_path):
+    """A v1 model as a league entry of a v0 run (`ppo:V1.npz`): the league keeps the tables'
+    public memory for it, the same memory a v1 env keeps over the same play, and plays it
+    from its seat view; the learner's rows stay v0."""
+    cfg = _cfg(tmp_path, teams=3)
+    actor, _ = networks(cfg, V1_OBS_DIM, N_ACTIONS)
+    model = save_actor(actor, cfg, tmp_path / "v1.npz", 1)
+    cfg = _cfg(tmp_path, teams=3, observation=None, opponents=[f"ppo:{model}"])
+    envs = [make_env(cfg, monitor=False, observation=o) for o in ("v0", "v1")]
+    leagues = [league_of(e) for e in envs]
+    spies = [Spy(lg._agents[0], lg) for lg in leagues]
+    for lg, spy in zip(leagues, spies):
+        lg._agents[0] = spy
+    obs = [e.reset() for e in envs]
+    rng = np.random.default_rng(2)
+    for _ in range(40):
+        masks = envs[0].venv.action_masks()
+        act = np.array([rng.choice(np.flatnonzero(m)) for m in masks])
+        obs = [e.step(act)[0] for e in envs]
+        assert obs[0].shape[1] == OBS_DIM
+        np.testing.assert_array_equal(obs[0], obs[1][:, :OBS_DIM])
+        np.testing.assert_array_equal(leagues[0].batch.memory.memory,
+                                      leagues[1].batch.memory.memory)
+    assert spies[0].rows == spies[1].rows == 40 * cfg.num_envs * 2
