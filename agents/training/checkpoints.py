@@ -26,7 +26,6 @@ the top (through nertz_env.optional, whose error names the extra), sb3_zip.py in
 from __future__ import annotations
 
 import dataclasses
-import json
 import math
 import os
 import re
@@ -36,8 +35,8 @@ from pathlib import Path
 import numpy as np
 
 from nertz_env.config import RulesConfig
-from nertz_env.files import MAX_JSON_DEPTH, atomic_path, read_capped
-from nertz_env.files.bounded import json_depth
+from nertz_env.files import atomic_path, read_capped
+from nertz_env.files.bounded import json_loads_strict
 from nertz_env.optional import require
 
 from .config import FIXED_ON_RESUME, MAX_SNAPSHOTS, PART_OF, TOURNAMENT_RULES, TrainConfig
@@ -116,70 +115,11 @@ RNG_KEY = 624                       # numpy's MT19937 state words
 MAX_INT_DIGITS = 40                 # the longest int a checkpoint holds: PCG64's 128-bit state
 
 
-class _TooLong:
-    """An integer of more digits than MAX_INT_DIGITS, kept unconverted (Python refuses to
-    convert one of over 4300 digits, naming no field) so the refusal can name its field."""
-
-    def __init__(self, digits: int):
-        self.digits = digits
-
-
-def _too_long(obj, path=""):
-    """(field, digits) of the first _TooLong in a parsed JSON value, else None."""
-    if isinstance(obj, _TooLong):
-        return path or "the top level", obj.digits
-    items = obj.items() if isinstance(obj, dict) else enumerate(obj) \
-        if isinstance(obj, list) else ()
-    for k, v in items:
-        found = _too_long(v, f"{path}[{k}]" if isinstance(k, int) else
-                          f"{path}.{k}" if path else str(k))
-        if found:
-            return found
-    return None
-
-
 def strict_json(raw: bytes, what: str):
-    """raw parsed as strict JSON under the depth cap (json_depth), an object holding one key
-    twice, NaN/Infinity, a number too large for a float and an integer of more than
-    MAX_INT_DIGITS digits refused too: ValueError naming `what` (and the field)."""
-    if isinstance(raw, str):
-        raw = raw.encode("utf-8")
-    depth = json_depth(raw)
-    if depth > MAX_JSON_DEPTH:
-        raise ValueError(f"{what} is nested {depth} levels deep; at most {MAX_JSON_DEPTH} "
-                         "are read")
-
-    def once(pairs):
-        seen = set()
-        for k, _ in pairs:
-            if k in seen:
-                raise ValueError(f"{what} holds the key {k[:80]!r} twice")
-            seen.add(k)
-        return dict(pairs)
-
-    def no_constant(name):
-        raise ValueError(f"{what} holds {name}, which is not JSON")
-
-    def finite(text):
-        x = float(text)
-        if not math.isfinite(x):
-            raise ValueError(f"{what} holds the number {text[:40]}, too large for a float")
-        return x
-
-    def whole(text):
-        n = len(text.lstrip("-"))
-        return _TooLong(n) if n > MAX_INT_DIGITS else int(text)
-
-    try:
-        out = json.loads(raw, object_pairs_hook=once, parse_constant=no_constant,
-                         parse_float=finite, parse_int=whole)
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise ValueError(f"{what} is not valid JSON ({exc})") from None
-    found = _too_long(out)
-    if found:
-        raise ValueError(f"{what}: field {found[0]} holds an integer of {found[1]:,} digits, "
-                         f"too long (at most {MAX_INT_DIGITS} digits are read)")
-    return out
+    """raw parsed as strict JSON (nertz_env/files/bounded.py json_loads_strict: the depth
+    cap, a key twice, NaN/Infinity, a number too large for a float refused) with integers of
+    up to MAX_INT_DIGITS digits (PCG64's state): ValueError naming `what` (and the field)."""
+    return json_loads_strict(raw, what, max_int_digits=MAX_INT_DIGITS)
 
 
 def _inside(run: Path, rel) -> bool:

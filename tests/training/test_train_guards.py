@@ -592,7 +592,7 @@ def test_a_5000_digit_integer_names_the_file_and_field(done_run, tmp_path, capsy
     info = ck.with_suffix(".json")
     info.write_text(re.sub(r'"seed": \d+', '"seed": ' + "9" * 5000, info.read_text(), count=1))
     line = refused_alone(capsys, ["--resume", str(ck), "--out", str(tmp_path / "r")],
-                         "step_128.json", "config.seed", "too long")
+                         "step_128.json", "config.seed", "at most 40 are read")
     assert "set_int_max_str_digits" not in line
 
 
