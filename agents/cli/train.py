@@ -43,9 +43,10 @@ Train a PPO agent on the batched vector env: imitation of a heuristic (the warm 
 --bc-rows: the teacher's positions collected, then cloned by cross-entropy before the first
 rollout; bc.json holds its held-out accuracy), then PPO against a league of shipped bots,
 with checkpoints, all in the run folder --out. The default learner is the lean PPO
-(--learner lean: the model in the safe format, final.npz; table formats, --init); --learner
-sb3 is SB3's MaskablePPO (final.zip; duplicate-deal evaluations, TensorBoard logs,
---resume), which made the per-table models.
+(--learner lean: the model in the safe format, final.npz; table formats, --init,
+--observation v1: the observation with what the seat remembers); --learner sb3 is SB3's
+MaskablePPO (final.zip; duplicate-deal evaluations, TensorBoard logs, --resume), which made
+the per-table models.
 
 What it prints: the options changed from their defaults, a line before every phase that
 takes a while (numba compiles its kernels the first time after install),
