@@ -99,3 +99,22 @@ def test_an_explicit_observation_contradicting_init_is_refused_on_the_command_li
     assert rc == 2 and not out.exists() and cap.out == ""
     err = cap.err.strip()
     assert "\n" not in err and "observation='v0' contradicts init=" in err, err
+
+
+def test_observation_v1_from_a_v0_init_widens_it(tmp_path):
+    """--observation v1 with a v0 model as init: the net starts widened (the v0 weights, zero
+    memory columns) and learns on v1 rows; the model it saves reads v1."""
+    pytest.importorskip("torch")
+    from agents.learned.weights import load_weights
+    from agents.training.lean_ppo import lean_config, train
+    from nertz_env.core.observe import OBS_DIM
+    tiny = {k: v for k, v in TINY.items() if k != "learner"}
+    v0 = train(lean_config(out=str(tmp_path / "v0"), **tiny), log=lambda _: None)
+    assert "observation" not in load_weights(v0)[0]
+    lines = []
+    path = train(lean_config(out=str(tmp_path / "v1"), init=str(v0), observation="v1", **tiny),
+                 log=lines.append)
+    assert any("widened to v1 (zero memory weights)" in x for x in lines), lines
+    meta, arrays = load_weights(path)
+    assert meta["observation"] == "v1" and arrays["hidden0_weight"].shape[1] > OBS_DIM
+    assert np.abs(arrays["hidden0_weight"][:, OBS_DIM:]).max() > 0      # the memory is learned

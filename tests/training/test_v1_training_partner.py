@@ -72,3 +72,12 @@ def test_a_v1_run_with_partner_self_trains_and_is_a_v1_model(tmp_path):
     assert meta["observation"] == "v1" and meta["provenance"]["partner"] == "self"
     for k in a:
         np.testing.assert_array_equal(a[k], b[k], err_msg=k)
+
+
+def test_the_warm_start_on_v1_with_partner_self(tmp_path):
+    """A fresh v1 net's imitation warm start: the teacher's positions are v1 rows, the
+    partner played by the actor from its seat's v1 rows (SelfPartner without an answer)."""
+    lines = []
+    meta = load_weights(train(_cfg(tmp_path, bc_rows=64), log=lines.append))[0]
+    assert meta["observation"] == "v1" and (tmp_path / "run" / "bc.json").is_file()
+    assert any("held-out accuracy" in x for x in lines)
