@@ -14,7 +14,8 @@ MaskablePPO models get the action mask; a plain PPO model's illegal choices go t
 whose illegal_move rule decides (R31, docs/rules.md).
 
 A safe-format model that reads the v1 observation (its JSON's "observation": "v1") is a
-seat-view agent: act_view writes its rows from the seat's view (agents/learned/v1.py).
+seat-view agent: act_view writes its rows from the seat's view (agents/learned/v1.py); the
+arena's net kernel plays it too, keeping the memory itself (agents/learned/core_play.py).
 """
 from __future__ import annotations
 
@@ -84,7 +85,9 @@ class PPOAgent(Agent):
         return self.told(config)
 
     def core_networks(self):
-        if self.table is None or self.seat_view:
+        """Its net at every seat of the table it was told (a v1 net too: the kernel keeps the
+        memory, agents/learned/core_play.py), or None: never told."""
+        if self.table is None:
             return None
         return [(self.policy, self.constraint)] * self.table.num_seats
 

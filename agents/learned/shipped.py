@@ -18,8 +18,9 @@ every table, without a warning.
 
 A model that reads the v1 observation (a family of your own may hold one: agents/learned/v1.py)
 makes the agent a seat-view agent wherever it plays such a model (`seat_view`, set again by
-for_table for the models of that table): its rows are written from the view; v0 members keep
-the net kernel where no v1 model plays.
+for_table for the models of that table): its rows are written from the view where the Python
+loop plays it; the arena's net kernel plays v0 and v1 models alike (agents/learned/core_play.py
+keeps the memory).
 """
 from __future__ import annotations
 
@@ -149,8 +150,9 @@ class LearnedAgent(Agent):
 
     def core_networks(self):
         """Each seat's model on the table it was told (model_for the seat: its table's team
-        count and team size), or None: never told."""
-        if self.table is None or self.seat_view:
+        count and team size; a v1 model too: the kernel keeps the memory), or None: never
+        told."""
+        if self.table is None:
             return None
         return self._seat_picks()
 

@@ -9,7 +9,9 @@ tables' public memory by observe_v1_rows (the v0 prefix is the view's own observ
 from a face-down card, then played by NumpyPolicy. `ppo:PATH` and `learned:...` agents whose
 model reads v1 are such agents (agents/learned/ppo.py, shipped.py); the arena's Python loop,
 the human table and the envs' opponents pass them a view. act_batch has no view and refuses
-them in one line. v0 models keep the net kernel (agents/learned/core_play.py).
+them in one line. The arena's net kernel (agents/learned/core_play.py) plays v1 models as it
+plays v0 ones, the memory kept inside it from public events: the same records as the Python
+loop's (tests/learned/test_core_play_v1.py).
 
 Widening (`widen_model`, or `python -m agents.learned.v1 SRC.npz OUT.npz`): a v0 model made a
 v1 one whose first layer reads the memory block through zero weights, so it plays exactly the

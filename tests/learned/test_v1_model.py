@@ -84,7 +84,8 @@ def test_an_observation_that_disagrees_with_the_width_is_one_line(tmp_path, mode
 # ------------------------------------------------------------------ 2. playing a v1 net
 @pytest.mark.parametrize("teams", [2, 4])
 def test_a_widened_model_plays_exactly_the_v0_models_records(models, teams):
-    """The v1 net (rows from the seat view, through the Python loop) with zero memory weights
+    """The v1 net (in the net kernel, which keeps the memory: the Python loop's records, tests/
+    learned/test_core_play_v1.py) with zero memory weights
     plays the v0 net's tournament (through the net kernel) record for record: its rows'
     v0 prefix is the v0 observation, column for column."""
     wide = make_agent(f"ppo:{models['wide']}")
@@ -103,7 +104,8 @@ def test_a_family_with_a_v1_member_plays_it_with_the_view(tmp_path, models):
     fam = write_family(tmp_path / "fam", [("gen", models["wide"], {})])
     agent = make_agent(f"learned:family={fam}")
     bound = agent.for_table(RulesConfig(num_teams=2))
-    assert agent.seat_view and bound.seat_view and bound.core_networks() is None
+    assert agent.seat_view and bound.seat_view       # the Python loop passes it a view;
+    assert all(p is bound.policies[bound.by_hand] for p, _ in bound.core_networks())  # kernel
     a = run_tournament([agent, "learned"], teams=2, deals=3, seed=4, progress=False)
     b = run_tournament([f"ppo:{V0}", "learned"], teams=2, deals=3, seed=4, progress=False)
     _same_records(a, b)
