@@ -22,8 +22,8 @@ N = len(PRESETS["rulebook"])
 
 
 def _cfg(tmp_path, **kw):
-    return lean_config(**{"out": str(tmp_path / "run"), "formats": "rulebook", "num_envs": N, "max_ticks": 60,
-                          "net_arch": [32, 32], "n_steps": 8, "batch_size": 8 * N,
+    return lean_config(**{"out": str(tmp_path / "run"), "formats": "rulebook", "num_envs": N,
+                          "max_ticks": 60, "net_arch": [32, 32], "n_steps": 8, "batch_size": 8 * N,
                           "n_epochs": 1, "timesteps": 8 * N, "torch_threads": 1, **kw})
 
 
