@@ -6,6 +6,9 @@
     search:base=cautious,opp=greedy          base and the other teams' model: core bots
     search:base=learned,rollout=river-builder  the base move from the shipped net, rollouts
                                              by a core bot
+    search:opp=learned                       the other teams played by the shipped net
+                                             inside the rollouts (rollout=learned: every
+                                             seat; nertz_env/core/net_policy.py)
     search:se=1,threads=2                    deviate only a standard error clear of the base;
                                              rollouts on two numba threads
     search:belief=oracle,cheat=yes           the true hidden cards: a ceiling, never a player

@@ -16,9 +16,9 @@ and call them (a handful of microseconds each).
   positions as they are (no deal), every slot plays its forced first moves (first[k, s] >= 0;
   -1: the seat's bot), then every seat its core bot (kinds/knobs, core/policies.py) or
   its net (POLICY_NET: core/net_policy.py, the arrays `net`, knobs[k, s, 0] the net's
-  index, work rows `work`) for `horizon` ticks in all (0: to the end of the hand); values[k] = the R29 points of seat
-  seats[k]'s team minus the mean of the other teams' (scoring.relative_points, the
-  "relative" reward) at the stop, scores[k] the hand scores.
+  index, work rows `work`) for `horizon` ticks in all (0: to the end of the hand);
+  values[k] = the R29 points of seat seats[k]'s team minus the mean of the other teams'
+  (scoring.relative_points, the "relative" reward) at the stop, scores[k] the hand scores.
   A forced move that is not legal in its slot refuses the whole batch before any tick.
 - Rollouts (allocate_rollouts): every buffer a batch of rollouts needs, and rollout(), the
   checked Python door.
