@@ -27,6 +27,7 @@ from nertz_env.replay.html import page
 from .pace import DEFAULT_TICK_MS, pace_from_args
 from .session import PERSON, PlaySession
 from .terminal import play_terminal
+from .warmup import warm_up
 from .wire import BODIES, BadRequest, content_length, parse_body
 
 HOST = "127.0.0.1"
@@ -323,12 +324,14 @@ def run_web(session: PlaySession, tick_ms: int = DEFAULT_TICK_MS, port: int = 0,
 
 def play_from_args(args, config: RulesConfig) -> int:
     """`nertz play --human [--terminal]` (agents/cli/play.py parses the options): every
-    option and the replay's path checked before the hand starts."""
+    option and the replay's path checked before the hand starts, then numba's kernels
+    compiled before the clock (warmup.py: a notice on stderr when not cached yet)."""
     pace = pace_from_args(args)
     seat = 0 if args.seat is None else args.seat
     session = PlaySession(config, against=pace["against"], seat=seat, seed=args.seed,
                           human_period=args.human_period, bot_period=pace["bot_period"],
                           replay_out=args.replay_out or None)
+    warm_up(session)                          # numba compiles before the clock, said once
     if args.terminal:
         play_terminal(session)
         return 0

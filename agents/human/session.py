@@ -204,6 +204,16 @@ class PlaySession:
             self.queued_tick = self.table.tick
             return ""
 
+    # ------------------------------------------------------------------ before the hand
+    def viewers(self) -> list:
+        """(player, seats) of every distinct player that sees its seat (a `search:` agent,
+        or the searching member of a pair), in seat order."""
+        out: dict = {}
+        for s, bot in self._bot_at.items():
+            if sees_seat(bot):
+                out.setdefault(id(bot), (bot, []))[1].append(s)
+        return list(out.values())
+
     # ------------------------------------------------------------------ a tick
     def bot_moves(self) -> dict:
         """seat -> Move of every agent seat that has a choice (a busy seat only waits), through

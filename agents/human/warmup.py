@@ -1,0 +1,120 @@
+"""Before a `nertz play --human` hand starts: numba's kernels compiled while nobody waits for
+a move, with a one-line notice when they are not in numba's cache yet (a fresh install).
+
+On a fresh install the first search decision of a `search:` agent compiles the rollout,
+world and net kernels (nertz_env/core/fork.py, worlds.py, memory.py, net_policy.py), and the
+first tick compiles the engine's step kernels. Measured with NUMBA_CACHE_DIR set to an empty
+folder (2-core machine at load 7, 2026-12-07): the first tick against `search` took 111 s
+(0.1 s once cached), the first ticks against greedy 16 s (the step kernels alone).
+`warm_up` does that work before the clock starts (before the page's address or the
+terminal's first position is shown), on a throwaway table of the session's rules and seed
+(`rehearse`): it plays ticks (the step kernels) where every agent that sees its seat
+(agents/base.py SeatView: a `search:` agent, or a pair's searching member) decides at its
+seats until each has searched once (a position with two or more candidates: the dealt one
+may have only one) or REHEARSAL_TICKS ticks have passed; the others wait. The real table,
+its memory and the agents' counts are untouched, and a search's move depends only on the
+position and its seed, so the hand plays as it would have without.
+The notice (stderr, as agents/arena/progress.py's COMPILE_NOTICE) is printed only when a
+kernel that work calls has no cache file (progress.py kernel_cached), so an agent that needs
+no compile (a core bot, a cached search) starts with no notice.
+"""
+from __future__ import annotations
+
+import sys
+import time
+
+import numpy as np
+
+from nertz_env.core.batch import step_range_tuples
+from nertz_env.engine import Engine
+from nertz_env.envs.memory_keeper import TableMemory
+from nertz_env.envs.seats import SeatDriver
+from nertz_env.table.table import Table
+
+from ..arena.progress import kernel_cached
+
+SEARCH_GUESS = "up to about 2 minutes on a busy 2-core machine"   # measured 111 s, load 7
+GAME_GUESS = "about 20 s on a busy 2-core machine"                 # measured 16 s, load 7
+GAME_KERNELS = (step_range_tuples,)                # the engine's tick (Engine.step, 1 table)
+REHEARSAL_TICKS = 200                              # a hand lasts about a hundred ticks
+COUNTS = ("decisions", "deviations")               # a search agent's counts, put back
+
+
+def search_kernels(agent) -> tuple:
+    """The numba kernels a `search:` agent's first decision compiles, as far as the cache
+    probe needs them: its rollout kernel (serial, or parallel with threads > 1; it holds the
+    bots' and the net's moves), the table copy and its belief's re-deal. Empty for an agent
+    that is not a search agent."""
+    options = getattr(agent, "options", None)
+    if options is None or not hasattr(options, "worlds"):
+        return ()
+    from nertz_env.core.fork import copy_tables, rollout_batch, rollout_range
+    from nertz_env.core.memory import redeal_memory_slots
+    from nertz_env.core.worlds import redeal_uniform_slots
+    kernels = [rollout_batch if options.threads > 1 else rollout_range, copy_tables]
+    kernels += {"uniform": [redeal_uniform_slots],
+                "memory": [redeal_memory_slots]}.get(options.belief, [])
+    return tuple(kernels)
+
+
+def warmup_notice(session) -> str | None:
+    """The line warm_up prints first, or None when every kernel it will call is cached."""
+    searching = [k for agent, _ in session.viewers() for k in search_kernels(agent)]
+    if not all(kernel_cached(k) for k in searching):
+        return ("compiling the search kernels (first use after install, "
+                f"{SEARCH_GUESS}; cached for later games)...")
+    if not all(kernel_cached(k) for k in GAME_KERNELS):
+        return f"compiling the game kernels (first use after install, {GAME_GUESS})..."
+    return None
+
+
+def rehearse(config, viewers, seed: int = 0) -> int:
+    """A throwaway table of `config` dealt from `seed` plays up to REHEARSAL_TICKS ticks:
+    each of `viewers` ((player, seats), PlaySession.viewers) decides at its seats by
+    act_view and its moves are played, the other seats wait, until every player has searched
+    once (its `decisions` count grew; one decision for a player without one). The players'
+    `decisions` and `deviations` are put back. Returns the ticks played (>= 1: the step
+    kernels ran)."""
+    engine = Engine(config, 1, seed)
+    engine.reset(hands=[0])
+    table, memory, driver = Table(engine), TableMemory(engine), SeatDriver(engine)
+    memory.dealt()
+    counts = [{k: getattr(bot, k) for k in COUNTS if hasattr(bot, k)} for bot, _ in viewers]
+    todo = [True] * len(viewers)
+    ticks = 0
+    try:
+        while ticks < REHEARSAL_TICKS and not table.hand_over:
+            moves = {}
+            for i, (bot, seats) in enumerate(viewers):
+                rows_s = np.array(seats, np.int64)
+                rows_t = np.zeros_like(rows_s)
+                obs, legal = driver.gather(rows_t, rows_s)
+                before = getattr(bot, "decisions", -1)
+                ids = bot.act_view(memory.view(rows_t, rows_s, obs, legal))
+                todo[i] = todo[i] and getattr(bot, "decisions", 0) == before
+                moves.update({s: table.decode(int(a), s) for s, a in zip(seats, ids)})
+            table.step(moves)
+            memory.ticked()
+            ticks += 1
+            if not any(todo):
+                break
+    finally:
+        for (bot, _), kept in zip(viewers, counts):
+            for k, v in kept.items():
+                setattr(bot, k, v)
+    return ticks
+
+
+def warm_up(session, out=None) -> str | None:
+    """Compile (or load) every kernel the hand's first ticks call before the clock starts:
+    the notice on `out` (stderr) when some are not cached, then `rehearse` on a throwaway
+    table of the session's rules and seed. Returns the notice printed (None: none)."""
+    out = sys.stderr if out is None else out
+    note = warmup_notice(session)
+    start = time.monotonic()
+    if note:
+        print(note, end="", file=out, flush=True)
+    rehearse(session.config, session.viewers(), session.seed)
+    if note:
+        print(f" done in {time.monotonic() - start:.0f} s", file=out, flush=True)
+    return note
