@@ -4,8 +4,10 @@ a move, with a one-line notice when they are not in numba's cache yet (a fresh i
 On a fresh install the first search decision of a `search:` agent compiles the rollout,
 world and net kernels (nertz_env/core/fork.py, worlds.py, memory.py, net_policy.py), and the
 first tick compiles the engine's step kernels. Measured with NUMBA_CACHE_DIR set to an empty
-folder (2-core machine at load 7, 2026-12-07): the first tick against `search` took 111 s
-(0.1 s once cached), the first ticks against greedy 16 s (the step kernels alone).
+folder (the shared 2-core machine at load 7-8, 2026-12-07): the first tick against `search`
+took 111 s (0.1 s once cached); `nertz play --human --terminal --teams 2 --against search`
+printed the notice and "done in 145 s"; the first ticks against greedy took 16 s (the step
+kernels alone).
 `warm_up` does that work before the clock starts (before the page's address or the
 terminal's first position is shown), on a throwaway table of the session's rules and seed
 (`rehearse`): it plays ticks (the step kernels) where every agent that sees its seat
@@ -33,8 +35,8 @@ from nertz_env.table.table import Table
 
 from ..arena.progress import kernel_cached
 
-SEARCH_GUESS = "up to about 2 minutes on a busy 2-core machine"   # measured 111 s, load 7
-GAME_GUESS = "about 20 s on a busy 2-core machine"                 # measured 16 s, load 7
+SEARCH_GUESS = "about 2-3 minutes on a busy 2-core machine"   # measured 111 s, 145 s
+GAME_GUESS = "about 20 s on a busy 2-core machine"            # measured 16 s, load 7
 GAME_KERNELS = (step_range_tuples,)                # the engine's tick (Engine.step, 1 table)
 REHEARSAL_TICKS = 200                              # a hand lasts about a hundred ticks
 COUNTS = ("decisions", "deviations")               # a search agent's counts, put back
@@ -69,16 +71,20 @@ def warmup_notice(session) -> str | None:
 
 
 def rehearse(config, viewers, seed: int = 0) -> int:
-    """A throwaway table of `config` dealt from `seed` plays up to REHEARSAL_TICKS ticks:
-    each of `viewers` ((player, seats), PlaySession.viewers) decides at its seats by
-    act_view and its moves are played, the other seats wait, until every player has searched
-    once (its `decisions` count grew; one decision for a player without one). The players'
+    """A throwaway table of `config` dealt from `seed` (its scores read) plays up to
+    REHEARSAL_TICKS ticks: each of `viewers` ((player, seats), PlaySession.viewers) decides
+    at its seats by act_view on the table's memory and its moves are played, the other
+    seats wait, until every player has searched once (its `decisions` count grew; one
+    decision for a player without one); no viewers: one tick, no memory kept. The players'
     `decisions` and `deviations` are put back. Returns the ticks played (>= 1: the step
     kernels ran)."""
     engine = Engine(config, 1, seed)
     engine.reset(hands=[0])
-    table, memory, driver = Table(engine), TableMemory(engine), SeatDriver(engine)
-    memory.dealt()
+    table, driver = Table(engine), SeatDriver(engine)
+    table.hand_scores()                        # (the page's every poll and the hand's end)
+    memory = TableMemory(engine) if viewers else None
+    if memory is not None:
+        memory.dealt()
     counts = [{k: getattr(bot, k) for k in COUNTS if hasattr(bot, k)} for bot, _ in viewers]
     todo = [True] * len(viewers)
     ticks = 0
@@ -94,7 +100,8 @@ def rehearse(config, viewers, seed: int = 0) -> int:
                 todo[i] = todo[i] and getattr(bot, "decisions", 0) == before
                 moves.update({s: table.decode(int(a), s) for s, a in zip(seats, ids)})
             table.step(moves)
-            memory.ticked()
+            if memory is not None:
+                memory.ticked()
             ticks += 1
             if not any(todo):
                 break

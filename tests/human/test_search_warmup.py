@@ -114,6 +114,7 @@ def test_a_core_bot_on_a_fresh_install_is_told_of_the_game_kernels(tmp_path, mon
     note = warmup.warm_up(session, out)
     assert note.startswith("compiling the game kernels (first use after install")
     assert out.getvalue().startswith(note) and session.table.tick == 0
+    assert warmup.rehearse(session.config, session.viewers()) == 1     # one tick, no viewers
 
 
 def test_the_kernels_probed_follow_the_options():
