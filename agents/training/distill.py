@@ -35,7 +35,9 @@ The network is the shipped `learned`'s architecture (agents/learned/weights.py: 
 layers, a masked action head), so the result is written in the safe format (`ppo:NAME.npz`
 plays it, under the constraint of the model it started from). Rows of deals with deal % 10 ==
 0 are held out (`holdout`): before/after figures of agreement with the targets and of the KL
-elsewhere. The network reads the observation of its model (v0, or v1: a widened or v1 model,
+elsewhere, and `gain_figures` (how often the most probable move became another candidate,
+and search's measured gain of it); an epoch's `ce_per_row` is the regression's sum per row
+in mode "gains". The network reads the observation of its model (v0, or v1: a widened or v1 model,
 agents/learned/v1.py) and the labels must hold that observation's rows (labels.py
 OBSERVATIONS: a v1 net labels v1 rows), else one line refuses before training.
 Deterministic: one torch thread, mini-batches drawn from a generator seeded with `seed`; same
