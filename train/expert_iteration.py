@@ -179,8 +179,9 @@ def check_record(out: Path, rec: dict, resume: bool) -> None:
         raise ValueError(f"--resume: {str(p)!r} is missing: no run to go on with")
     old = json.loads(p.read_text())
     for k in OPTIONS:                 # an option added since the run: its default then
-        if old.get(k, parser().get_default(k)) != rec[k]:
-            raise ValueError(f"--resume: --{k.replace('_', '-')} was {old.get(k)!r} in this "
+        was = old.get(k, parser().get_default(k))
+        if was != rec[k]:
+            raise ValueError(f"--resume: --{k.replace('_', '-')} was {was!r} in this "
                              f"run, now {rec[k]!r}")
 
 

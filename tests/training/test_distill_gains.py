@@ -142,3 +142,18 @@ def test_same_seed_same_weights(one_torch_thread):
     c, _, _ = distill(lab, NET, cfg._replace(seed=5))
     assert not torch.equal(a[0].weight, c[0].weight)
     assert fig["epochs"][-1]["ce_per_row"] < fig["epochs"][0]["ce_per_row"]
+
+
+def test_a_run_recorded_before_the_gains_options_resumes_at_their_defaults(tmp_path):
+    import json
+
+    from train.expert_iteration import OPTIONS, check_record, parser
+    args = parser().parse_args(["--out", str(tmp_path)])
+    rec = {k: getattr(args, k) for k in OPTIONS}
+    old = {k: v for k, v in rec.items() if k not in ("kappa", "s0", "tau")}
+    (tmp_path / "expert_iteration.json").write_text(json.dumps(old))
+    check_record(tmp_path, rec, resume=True)                    # the defaults: same run
+    with pytest.raises(ValueError, match="--kappa was 0.5 in this run, now 2.0"):
+        check_record(tmp_path, {**rec, "kappa": 2.0}, resume=True)
+    with pytest.raises(ValueError, match="distill kappa=nan must be a finite number >= 0"):
+        DistillConfig(mode="gains", kappa=float("nan")).check()
