@@ -26,10 +26,10 @@ squares, w (r - kappa d)^2 with w = 1 / (se^2 + s0^2) (se: that difference's sta
 `_evidence`; s0 > 0 the floor: no candidate weighs more than 1 / s0^2), plus a ridge
 r^2 / tau^2 toward the start: a row alone settles at r = kappa d tau^2 / (tau^2 + se^2 +
 s0^2) (kappa x the gain's posterior mean under a N(0, tau^2) prior), and the net averages
-rows over similar positions by their weights. So the policy moves toward a candidate in proportion to its gain
-and its evidence, not where se is huge. These rows keep the start's probabilities of the
-legal moves that are not candidates and of the candidates together (kl x the KL of that
-coarser split); rows with no regression, kl x the full KL.
+rows over similar positions by their weights. So the policy moves toward a candidate in
+proportion to its gain and its evidence, not where se is huge. These rows keep the start's
+probabilities of the legal moves that are not candidates and of the candidates together (kl
+x the KL of that coarser split); rows with no regression, kl x the full KL.
 
 The network is the shipped `learned`'s architecture (agents/learned/weights.py: Linear+Tanh
 layers, a masked action head), so the result is written in the safe format (`ppo:NAME.npz`
