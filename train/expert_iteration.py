@@ -33,6 +33,8 @@ import sys
 import time
 from pathlib import Path
 
+from train.common import exit_status
+
 PROG = "python -m train.expert_iteration"
 DEFAULT_INIT = "agents/learned/models/learned_stacking.npz"
 RECORD = "expert_iteration.json"
@@ -367,9 +369,12 @@ def main(argv=None) -> int:
                 log(f"stopped after generation {g}: it does not beat generation {g - 1}")
                 break
             best = str((out / f"gen{g}" / "model.npz").resolve())
-    except ValueError as err:
-        print(f"{PROG}: error: {err}", file=sys.stderr)
-        return 2
+    except BaseException as err:        # 2 bad input, 1 a file, 130 Ctrl-C; else raised
+        code = exit_status(err, PROG, f"finished steps are kept in {out}: the same command "
+                           "with --resume goes on from them")
+        if code is None:
+            raise
+        return code
     log(f"best model: {best}")
     return 0
 
