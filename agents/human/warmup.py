@@ -6,8 +6,9 @@ world and net kernels (nertz_env/core/fork.py, worlds.py, memory.py, net_policy.
 first tick compiles the engine's step kernels. Measured with NUMBA_CACHE_DIR set to an empty
 folder (the shared 2-core machine at load 7-8, 2026-12-07): the first tick against `search`
 took 111 s (0.1 s once cached); `nertz play --human --terminal --teams 2 --against search`
-printed the notice and "done in 145 s"; the first ticks against greedy took 16 s (the step
-kernels alone).
+printed the notice and "done in 145 s", `search:opp=learned` "done in 215 s" (load 5-8),
+after which its slowest tick of 3,000 took 0.05 s; the first ticks against greedy took 16 s
+(the step kernels alone).
 `warm_up` does that work before the clock starts (before the page's address or the
 terminal's first position is shown), on a throwaway table of the session's rules and seed
 (`rehearse`): it plays ticks (the step kernels) where every agent that sees its seat
@@ -35,7 +36,7 @@ from nertz_env.table.table import Table
 
 from ..arena.progress import kernel_cached
 
-SEARCH_GUESS = "about 2-3 minutes on a busy 2-core machine"   # measured 111 s, 145 s
+SEARCH_GUESS = "2 to 4 minutes on a busy 2-core machine"   # measured 145 s, 215 s
 GAME_GUESS = "about 20 s on a busy 2-core machine"            # measured 16 s, load 7
 GAME_KERNELS = (step_range_tuples,)                # the engine's tick (Engine.step, 1 table)
 REHEARSAL_TICKS = 200                              # a hand lasts about a hundred ticks
