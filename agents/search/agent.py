@@ -34,8 +34,7 @@ from typing import NamedTuple
 import numpy as np
 
 from nertz_env.bot_specs import parse_bot
-from nertz_env.core.codec import WAIT
-from nertz_env.core.codec import N_ACTIONS
+from nertz_env.core.codec import N_ACTIONS, WAIT
 from nertz_env.core.fork import allocate_rollouts, rollout, state_pairs
 from nertz_env.core.net_policy import allocate_net_work, net_arrays
 from nertz_env.core.observe import OBS_DIM
