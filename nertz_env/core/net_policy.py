@@ -47,7 +47,7 @@ class NetArrays(NamedTuple):
     """K masked MLPs of one depth and width W (L hidden layers after the first), stacked."""
     w0: np.ndarray       # float32 [K, OBS_DIM, W] first layer, input-major
     b0: np.ndarray       # float32 [K, W]
-    wh: np.ndarray       # float32 [K, L, W, W] the other hidden layers, input-major
+    wh: np.ndarray       # float32 [K, L, W, W] the other hidden layers, output-major
     bh: np.ndarray       # float32 [K, L, W]
     wa: np.ndarray       # float32 [K, N_ACTIONS, W] the action head, one row per move
     ba: np.ndarray       # float32 [K, N_ACTIONS]
@@ -88,7 +88,8 @@ def net_arrays(nets, tie) -> NetArrays:
     return NetArrays(
         np.stack([np.asarray(h[0][0], f32) for h, *_ in nets]),
         np.stack([np.asarray(h[0][1], f32) for h, *_ in nets]),
-        np.stack([np.asarray([w for w, _ in h[1:]], f32).reshape(L, W, W) for h, *_ in nets]),
+        np.stack([np.asarray([np.transpose(w) for w, _ in h[1:]], f32).reshape(L, W, W)
+                  for h, *_ in nets]),
         np.stack([np.asarray([b for _, b in h[1:]], f32).reshape(L, W) for h, *_ in nets]),
         np.stack([np.asarray(n[1], f32) for n in nets]),
         np.stack([np.asarray(n[2], f32) for n in nets]),
@@ -235,13 +236,12 @@ def row_move(row, mrow, k, net, h, g, idx):
     src, dst = h, g
     for layer in range(net.wh.shape[1]):
         w, b = net.wh[k, layer], net.bh[k, layer]
-        for j in range(dst.shape[0]):
-            dst[j] = b[j]
-        for i in range(src.shape[0]):
-            v = src[i]
-            wr = w[i]
-            for j in range(dst.shape[0]):
-                dst[j] += v * wr[j]
+        for j in range(dst.shape[0]):       # a dot product per unit: a reduction vectorises
+            wr = w[j]
+            acc = b[j]
+            for i in range(src.shape[0]):
+                acc += src[i] * wr[i]
+            dst[j] = acc
         _activate(dst, net.act)
         src, dst = dst, src
     wa, ba = net.wa[k], net.ba[k]
