@@ -11,7 +11,9 @@ a move; Wait is always legal, R17, and only never-withhold forbids it).
 
 CONSTRAINTS: name -> Constraint(id, rule ids it touches, what it forbids); names joined by '+'
 combine (a move any of them forbids is forbidden). A constraint's bit in a mask is
-1 << (id - 1), named once below the table (USEFUL_SHIFTS .. OWN_PILES):
+1 << (id - 1), named once with the rule code (nertz_env/core/constraint_rules.py: USEFUL_SHIFTS
+.. OWN_PILES, the kernels `forbidden`, `constrained_moves`, `constrain_rows`, there so that
+nertz_env's rollouts apply them too):
 
 - useful-shifts: River shifts (R14) only where they serve the Nertz pile, as river-builder's
   are: the whole column onto a non-empty column (a column freed for the Nertz top) unless
@@ -36,23 +38,31 @@ combine (a move any of them forbids is forbidden). A constraint's bit in a mask 
   alone: the Stream holder never moves the Nertz top, the Nertz holder never the waste top
   (alone or in a stack); both work the River (builds, shifts and Lake plays of its cards).
 
-Imports nertz_env only (numba kernels over the observation layout and the action codec).
+Imports nertz_env only (its core/constraint_rules.py holds the kernels).
 """
 from __future__ import annotations
 
 from typing import NamedTuple
 
 import numpy as np
-from numba import njit
 
-from nertz_env.core.codec import (KIND_BUILD, KIND_CALL, KIND_LAKE, KIND_SHIFT, KIND_STACK,
-                                  N_ACTIONS,
-                                  build_id, decode, lake_id)
-from nertz_env.core.observe import (OBS_DIM, OFF_NERTZ, OFF_WASTE, SELF_HOLDS_STREAM,
-                                    SELF_TWO_PLAYER, read_card, read_river, read_top)
-from nertz_env.core.policies import in_run
-from nertz_env.core.rules import can_build_on
-from nertz_env.encoding import MAX_RIVER, NO_CARD, SRC_NERTZ, SRC_RIVER0, SRC_WASTE
+from nertz_env.core.codec import N_ACTIONS
+from nertz_env.core.constraint_rules import (
+    KEEP_RIVER,
+    KEEP_STREAM,
+    NEVER_WITHHOLD,
+    OWN_PILES,
+    SPLIT_ROLES,
+    USEFUL_SHIFTS,
+    constrain_rows,
+    constrained_moves,
+    forbidden,
+)
+from nertz_env.core.observe import OBS_DIM
+
+__all__ = ["CONSTRAINTS", "Constraint", "check_constraint", "constrain", "constraint_bit",
+           "constrain_rows", "constrained_moves", "forbidden", "KEEP_RIVER", "KEEP_STREAM",
+           "NEVER_WITHHOLD", "OWN_PILES", "SPLIT_ROLES", "USEFUL_SHIFTS"]
 
 
 class Constraint(NamedTuple):
@@ -87,15 +97,6 @@ def constraint_bit(name: str) -> int:
     return 1 << (CONSTRAINTS[name].id - 1)
 
 
-# Each constraint's bit, named once (module ints: numba reads them as constants)
-USEFUL_SHIFTS = constraint_bit("useful-shifts")         # 1
-NEVER_WITHHOLD = constraint_bit("never-withhold")       # 2
-KEEP_STREAM = constraint_bit("keep-stream")             # 4
-SPLIT_ROLES = constraint_bit("split-roles")             # 8
-KEEP_RIVER = constraint_bit("keep-river")               # 16
-OWN_PILES = constraint_bit("own-piles")                 # 32
-
-
 def check_constraint(name, where: str = "constraint") -> int:
     """The bit mask of a constraint name, or of several joined by '+' ("useful-shifts+
     never-withhold": a move any of them forbids is forbidden); None, "" or "none": 0, no
@@ -112,97 +113,6 @@ def check_constraint(name, where: str = "constraint") -> int:
     return bits
 
 
-@njit(cache=True, inline="always", error_model="numpy")
-def _forbidden(a, row, mrow, bits, n_top, w_top):
-    kd, src, dst, i, length = decode(a)
-    if bits & USEFUL_SHIFTS and kd == KIND_SHIFT:
-        if n_top == NO_CARD:
-            return True
-        if i == 0:
-            target = read_top(row, SRC_RIVER0 + dst)
-            if target == NO_CARD or can_build_on(n_top, target):
-                return True
-        elif not can_build_on(n_top, read_river(row, src - SRC_RIVER0, i - 1)):
-            return True
-    if bits & NEVER_WITHHOLD and mrow[lake_id(SRC_WASTE)] != 0:
-        if not ((kd == KIND_LAKE and src == SRC_WASTE) or kd == KIND_CALL):
-            return True
-    if (bits & KEEP_STREAM and w_top != NO_CARD and n_top != NO_CARD
-            and can_build_on(n_top, w_top)):
-        river_ok = False
-        for c in range(MAX_RIVER):
-            if mrow[build_id(SRC_WASTE, c)] != 0:
-                river_ok = True
-        if river_ok:
-            if kd == KIND_LAKE and src == SRC_WASTE:
-                return True
-            if kd == KIND_STACK and in_run(w_top, read_top(row, src), length):
-                return True
-    if bits & KEEP_RIVER and n_top != NO_CARD and (kd == KIND_LAKE or kd == KIND_STACK):
-        for c in range(MAX_RIVER):
-            top = read_top(row, SRC_RIVER0 + c)
-            if top != NO_CARD and can_build_on(n_top, top):
-                if kd == KIND_LAKE and src == SRC_RIVER0 + c:
-                    return True
-                if kd == KIND_STACK and in_run(top, read_top(row, src), length):
-                    return True
-    if bits & OWN_PILES and row[SELF_TWO_PLAYER] > 0.5 and (
-            kd == KIND_LAKE or kd == KIND_BUILD or kd == KIND_STACK):
-        stream = row[SELF_HOLDS_STREAM] > 0.5
-        pile, top = (SRC_NERTZ, n_top) if stream else (SRC_WASTE, w_top)
-        if src == pile or (kd == KIND_STACK and top != NO_CARD and
-                           in_run(top, read_top(row, src), length)):
-            return True
-    if bits & SPLIT_ROLES and row[SELF_TWO_PLAYER] > 0.5 and (
-            kd == KIND_LAKE or kd == KIND_BUILD or kd == KIND_SHIFT or kd == KIND_STACK):
-        if row[SELF_HOLDS_STREAM] > 0.5:
-            return kd == KIND_SHIFT or kd == KIND_STACK or src != SRC_WASTE
-        if src == SRC_WASTE or (kd == KIND_STACK and w_top != NO_CARD and
-                                in_run(w_top, read_top(row, src), length)):
-            return True
-    return False
-
-
-@njit(cache=True, error_model="numpy", inline="always")
-def constrained_moves(row, mrow, cid, idx) -> int:
-    """The moves constraint cid keeps on one seat's observation row and mask row:
-    idx[:n] = those moves, ascending; returns n; every legal move where it keeps none; cid
-    0: the legal moves. Finds the legal moves by blocks of 8 mask entries (a seat has a few
-    of the N_ACTIONS legal), so it reads the row a fraction as often. idx: int64 work row of
-    at least N_ACTIONS + 1. The one place constraints are applied: `constrain` (training,
-    Python play) and the learned seats' kernel (agents/learned/core_play.py) both call it."""
-    A = mrow.shape[0]
-    mb = mrow[:A - A % 8].view(np.int64)
-    n = 0
-    for b in range(mb.shape[0]):
-        if mb[b] != 0:
-            for a in range(8 * b, 8 * b + 8):     # without a branch
-                idx[n] = a
-                n += mrow[a] != 0
-    for a in range(A - A % 8, A):
-        idx[n] = a
-        n += mrow[a] != 0
-    if cid == 0:
-        return n
-    n_top, w_top = read_card(row, OFF_NERTZ), read_card(row, OFF_WASTE)
-    kept = 0
-    for m in range(n):
-        a = idx[m]
-        if not _forbidden(a, row, mrow, cid, n_top, w_top):
-            idx[kept] = a
-            kept += 1
-    return kept if kept else n      # every legal move forbidden: idx[:n] still lists them all
-
-
-@njit(cache=True, error_model="numpy")
-def _constrain(obs, masks, cid, out):
-    idx = np.zeros(N_ACTIONS + 1, np.int64)
-    for r in range(obs.shape[0]):
-        out[r, :] = False
-        for m in range(constrained_moves(obs[r], masks[r], cid, idx)):
-            out[r, idx[m]] = True
-
-
 def constrain(observations, masks, constraint) -> np.ndarray:
     """The masks (bool [n, N_ACTIONS]) with the moves `constraint` forbids cleared (module
     docstring); constraint: a name (or several joined by '+'), a bit mask from
@@ -217,5 +127,5 @@ def constrain(observations, masks, constraint) -> np.ndarray:
         raise ValueError(f"constrain: observations [n, {OBS_DIM}] and masks [n, {N_ACTIONS}], "
                          f"got {obs.shape} and {m.shape}")
     out = np.empty(m.shape, np.bool_)
-    _constrain(obs, np.ascontiguousarray(m, np.bool_), int(cid), out)   # one signature
+    constrain_rows(obs, np.ascontiguousarray(m, np.bool_), int(cid), out)  # one signature
     return out

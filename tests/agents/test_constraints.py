@@ -378,14 +378,14 @@ def test_constraints_combine_with_plus():
 
 def _kept_by_rule(row, mrow, cid):
     """The moves constraint bits cid keep, the slow way: every legal move asked of the rule
-    code one by one (_forbidden), all of them where it forbids every one."""
-    from agents.constraints import _forbidden
+    code one by one (forbidden), all of them where it forbids every one."""
+    from agents.constraints import forbidden
     from nertz_env.core.observe import OFF_NERTZ, OFF_WASTE, read_card
     legal = np.flatnonzero(mrow)
     if not cid:
         return legal
     n_top, w_top = read_card(row, OFF_NERTZ), read_card(row, OFF_WASTE)
-    kept = [a for a in legal if not _forbidden(a, row, mrow, cid, n_top, w_top)]
+    kept = [a for a in legal if not forbidden(a, row, mrow, cid, n_top, w_top)]
     return np.array(kept, np.int64) if kept else legal
 
 
@@ -435,12 +435,14 @@ def test_the_move_list_is_every_legal_move_the_rule_allows():
 
 
 def test_each_constraint_bit_is_named_once():
-    """agents/constraints.py names each constraint's bit (the kernel tests them by name): the
-    names are the bits check_constraint gives, one per constraint, all distinct."""
-    import agents.constraints as c
+    """nertz_env/core/constraint_rules.py names each constraint's bit (the kernel tests them by
+    name; agents/constraints.py re-exports them): the names are the bits check_constraint
+    gives from agents/constraints.py's ids, one per constraint, all distinct; ALL_BITS all."""
+    import nertz_env.core.constraint_rules as c
     named = {"useful-shifts": c.USEFUL_SHIFTS, "never-withhold": c.NEVER_WITHHOLD,
              "keep-stream": c.KEEP_STREAM, "split-roles": c.SPLIT_ROLES,
              "keep-river": c.KEEP_RIVER, "own-piles": c.OWN_PILES}
     assert set(named) == set(CONSTRAINTS)
     assert {n: check_constraint(n) for n in named} == named
     assert sorted(named.values()) == [1 << k for k in range(len(CONSTRAINTS))]
+    assert c.ALL_BITS == check_constraint("+".join(CONSTRAINTS))
