@@ -19,6 +19,9 @@ NumpyPolicy settles those by its own op-for-op path, this kernel by its own logi
 them (NetWork.near, per slot). Elsewhere the move is NumpyPolicy's. Inside rollouts (a model
 of the other players) that is acceptable; a net seat that must equal `learned` move for move
 is played by agents/learned/core_play.py, which pauses at near ties.
+
+Changing this file: bump core/fork.py NET_POLICY_REV too (numba caches fork's kernels, which
+embed this code, by fork.py's stamp alone).
 """
 from __future__ import annotations
 
@@ -41,6 +44,9 @@ ACTIVATIONS = {"tanh": ACT_TANH, "relu": ACT_RELU}
 USEFUL_SHIFTS, NEVER_WITHHOLD, KEEP_STREAM, SPLIT_ROLES, KEEP_RIVER, OWN_PILES = (
     1, 2, 4, 8, 16, 32)
 ALL_BITS = 63
+# fastmath without nnan/ninf: the argmax starts from -inf and a lone move's gap is inf, which
+# LLVM may fold away under those flags (seen: every move the first legal one)
+FAST = {"contract", "reassoc", "arcp", "nsz", "afn"}
 
 
 class NetArrays(NamedTuple):
@@ -195,7 +201,7 @@ _TANH_Q = np.array([1.19825839466702e-06, 1.18534705686654e-04, 2.26843463243900
                     4.89352518554385e-03], np.float32)
 
 
-@njit(cache=True, error_model="numpy", fastmath=True, inline="always")
+@njit(cache=True, error_model="numpy", fastmath=FAST, inline="always")
 def _activate(h, act):
     """In place: tanh (a rational function, Eigen's: within ~3e-7, and it vectorises) or
     relu."""
@@ -215,7 +221,7 @@ def _activate(h, act):
             h[j] = max(x, np.float32(0.0))
 
 
-@njit(cache=True, error_model="numpy", fastmath=True)
+@njit(cache=True, error_model="numpy", fastmath=FAST)
 def row_move(row, mrow, k, net, h, g, idx):
     """(move, gap) of net k on one observation row and legal-move row: the argmax of the
     logits over the moves its constraint keeps (ties to the lowest id) and the gap between
