@@ -45,7 +45,7 @@ USEFUL_SHIFTS, NEVER_WITHHOLD, KEEP_STREAM, SPLIT_ROLES, KEEP_RIVER, OWN_PILES =
     1, 2, 4, 8, 16, 32)
 ALL_BITS = 63
 # fastmath without nnan/ninf: the argmax starts from -inf and a lone move's gap is inf, which
-# LLVM may fold away under those flags (seen: every move the first legal one)
+# those flags let LLVM assume away
 FAST = {"contract", "reassoc", "arcp", "nsz", "afn"}
 
 
