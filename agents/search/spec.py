@@ -10,7 +10,7 @@ move on the seat's observation; as rollout or opp, played inside the numba rollo
 logits within 1e-3, may go the other way than `learned` itself plays them). rollout plays the
 seat's team in the rollouts (default: the base, river-builder when the base is learned);
 opp models the other teams (default `base`: the rollout policy). A net in the rollouts costs
-5 to 10 times the core bots' CPU per decision (docs/search.md, nets in the rollouts).
+4 to 8 times the core bots' CPU per decision (docs/search.md, nets in the rollouts).
 belief=oracle reads the true hidden cards (a ceiling, never an agent): refused unless
 cheat=yes is written too.
 The deviation rule: the best candidate is played only when its mean paired gain over the base
