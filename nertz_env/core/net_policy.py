@@ -7,10 +7,9 @@ seat's observation (core/observe.py write_seat_observation, nertz_v0), runs the 
 constraint bits, deterministically. The arrays come from outside (agents/search passes the
 shipped net's: agents/learned/weights.py NumpyPolicy's layers); nothing here reads a file.
 
-The constraint kernel (`constrained_moves`, `_forbidden`) is the rule code of
-agents/constraints.py (the same bits: useful-shifts 1, never-withhold 2, keep-stream 4,
-split-roles 8, keep-river 16, own-piles 32), here because nertz_env never imports agents;
-tests/search/test_search_net_rollout.py holds the two equal on real rows, bit for bit.
+The constraint is applied by the one rule code of every constrained seat
+(core/constraint_rules.py constrained_moves: training, Python play and the learned seats'
+kernel call it too).
 
 Rounding: the forward runs in float32 (fastmath; tanh by a rational function within ~3e-7),
 so its logits differ from NumpyPolicy's (numpy's float32 ops, BLAS) by ~1e-6. Where the top
@@ -30,20 +29,12 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
-from ..encoding import MAX_RIVER, NO_CARD, SRC_NERTZ, SRC_RIVER0, SRC_WASTE
-from .codec import (KIND_BUILD, KIND_CALL, KIND_LAKE, KIND_SHIFT, KIND_STACK, N_ACTIONS, WAIT,
-                    build_id, decode, lake_id)
-from .observe import (OBS_DIM, OFF_NERTZ, OFF_WASTE, SELF_HOLDS_STREAM, SELF_TWO_PLAYER,
-                      read_card, read_river, read_top, write_seat_observation)
-from .policies import in_run
-from .rules import can_build_on
+from .codec import N_ACTIONS, WAIT
+from .constraint_rules import ALL_BITS, constrained_moves
+from .observe import OBS_DIM, write_seat_observation
 
 ACT_TANH, ACT_RELU = 0, 1
 ACTIVATIONS = {"tanh": ACT_TANH, "relu": ACT_RELU}
-# constraint bits (agents/constraints.py constraint_bit: 1 << (id - 1))
-USEFUL_SHIFTS, NEVER_WITHHOLD, KEEP_STREAM, SPLIT_ROLES, KEEP_RIVER, OWN_PILES = (
-    1, 2, 4, 8, 16, 32)
-ALL_BITS = 63
 # fastmath without nnan/ninf: the argmax starts from -inf and a lone move's gap is inf, which
 # those flags let LLVM assume away
 FAST = {"contract", "reassoc", "arcp", "nsz", "afn"}
@@ -116,80 +107,6 @@ def allocate_net_work(n_slots: int, width: int) -> NetWork:
     return NetWork(np.zeros((n_slots, 1, OBS_DIM), np.float32),
                    np.zeros((n_slots, 2, width), np.float32),
                    np.zeros((n_slots, N_ACTIONS + 1), np.int64), np.zeros(n_slots, np.int64))
-
-
-# ---------------------------------------------------------------------------- constraints
-@njit(cache=True, inline="always", error_model="numpy")
-def _forbidden(a, row, mrow, bits, n_top, w_top):
-    """agents/constraints.py _forbidden, line for line (module docstring)."""
-    kd, src, dst, i, length = decode(a)
-    if bits & USEFUL_SHIFTS and kd == KIND_SHIFT:
-        if n_top == NO_CARD:
-            return True
-        if i == 0:
-            target = read_top(row, SRC_RIVER0 + dst)
-            if target == NO_CARD or can_build_on(n_top, target):
-                return True
-        elif not can_build_on(n_top, read_river(row, src - SRC_RIVER0, i - 1)):
-            return True
-    if bits & NEVER_WITHHOLD and mrow[lake_id(SRC_WASTE)] != 0:
-        if not ((kd == KIND_LAKE and src == SRC_WASTE) or kd == KIND_CALL):
-            return True
-    if (bits & KEEP_STREAM and w_top != NO_CARD and n_top != NO_CARD
-            and can_build_on(n_top, w_top)):
-        river_ok = False
-        for c in range(MAX_RIVER):
-            if mrow[build_id(SRC_WASTE, c)] != 0:
-                river_ok = True
-        if river_ok:
-            if kd == KIND_LAKE and src == SRC_WASTE:
-                return True
-            if kd == KIND_STACK and in_run(w_top, read_top(row, src), length):
-                return True
-    if bits & KEEP_RIVER and n_top != NO_CARD and (kd == KIND_LAKE or kd == KIND_STACK):
-        for c in range(MAX_RIVER):
-            top = read_top(row, SRC_RIVER0 + c)
-            if top != NO_CARD and can_build_on(n_top, top):
-                if kd == KIND_LAKE and src == SRC_RIVER0 + c:
-                    return True
-                if kd == KIND_STACK and in_run(top, read_top(row, src), length):
-                    return True
-    if bits & OWN_PILES and row[SELF_TWO_PLAYER] > 0.5 and (
-            kd == KIND_LAKE or kd == KIND_BUILD or kd == KIND_STACK):
-        stream = row[SELF_HOLDS_STREAM] > 0.5
-        pile, top = (SRC_NERTZ, n_top) if stream else (SRC_WASTE, w_top)
-        if src == pile or (kd == KIND_STACK and top != NO_CARD and
-                           in_run(top, read_top(row, src), length)):
-            return True
-    if bits & SPLIT_ROLES and row[SELF_TWO_PLAYER] > 0.5 and (
-            kd == KIND_LAKE or kd == KIND_BUILD or kd == KIND_SHIFT or kd == KIND_STACK):
-        if row[SELF_HOLDS_STREAM] > 0.5:
-            return kd == KIND_SHIFT or kd == KIND_STACK or src != SRC_WASTE
-        if src == SRC_WASTE or (kd == KIND_STACK and w_top != NO_CARD and
-                                in_run(w_top, read_top(row, src), length)):
-            return True
-    return False
-
-
-@njit(cache=True, error_model="numpy")
-def constrained_moves(row, mrow, bits, idx) -> int:
-    """idx[:n] = the legal moves (mrow != 0) the constraint bits keep on the observation row,
-    ascending; returns n; every legal move where it keeps none (agents/constraints.py)."""
-    n = 0
-    for a in range(mrow.shape[0]):
-        if mrow[a] != 0:
-            idx[n] = a
-            n += 1
-    if bits == 0:
-        return n
-    n_top, w_top = read_card(row, OFF_NERTZ), read_card(row, OFF_WASTE)
-    kept = 0
-    for m in range(n):
-        a = idx[m]
-        if not _forbidden(a, row, mrow, bits, n_top, w_top):
-            idx[kept] = a
-            kept += 1
-    return kept if kept else n
 
 
 # ---------------------------------------------------------------------------- forward
@@ -294,20 +211,3 @@ def rows_moves(net: NetArrays, k: int, observations, masks) -> tuple:
     moves, gaps = np.empty(len(obs), np.int64), np.empty(len(obs), np.float32)
     _rows_moves(obs, m, int(k), net, moves, gaps)
     return moves, gaps
-
-
-@njit(cache=True, error_model="numpy")
-def _kept(obs, masks, bits, out):
-    idx = np.zeros(N_ACTIONS + 1, np.int64)
-    for r in range(obs.shape[0]):
-        for m in range(constrained_moves(obs[r], masks[r], bits, idx)):
-            out[r, idx[m]] = True
-
-
-def kept_moves(observations, masks, bits: int) -> np.ndarray:
-    """bool [n, N_ACTIONS]: the legal moves the constraint bits keep (the kernel's rule code;
-    tests hold it equal to agents/constraints.py constrain)."""
-    obs = np.ascontiguousarray(observations, np.float32)
-    out = np.zeros((len(obs), N_ACTIONS), np.bool_)
-    _kept(obs, np.ascontiguousarray(masks, np.int8), int(bits), out)
-    return out
