@@ -18,6 +18,9 @@ PYTHON_PATH_KERNELS = (deal_bots_range, step_range, tick_inputs_tuples)
 COMPILE_NOTICE = ("numba is compiling the game kernels (first run after install; cached for "
                   "later runs): about a minute on a 2-core machine, the progress bar waits "
                   "at 0% meanwhile")
+SEARCH_NOTICE = ("numba is compiling the search kernels (first use after install; cached for "
+                 "later runs): 2 to 4 minutes on a busy 2-core machine, the progress bar waits "
+                 "at 0% meanwhile")
 
 
 def numba_cache_dirs(py_file) -> list:
@@ -61,18 +64,22 @@ def compile_notice(kernels) -> str | None:
     return None if all(kernel_cached(k) for k in kernels) else COMPILE_NOTICE
 
 
-def print_compile_notice(core, first_tables: int, batch_tables: int) -> None:
+def print_compile_notice(core, first_tables: int, batch_tables: int, agents=()) -> None:
     """COMPILE_NOTICE on stderr when the kernels this run will call are not cached: the
     Python path's when some agent is not a core bot (core[i] None), else the whole-game
-    kernel that a batch of that many tables picks."""
+    kernel that a batch of that many tables picks; SEARCH_NOTICE too when an agent's own
+    kernels (its numba_kernels(): a `search:` agent's rollouts) are not."""
     if any(c is None for c in core):
         kernels = PYTHON_PATH_KERNELS
     else:
         kernels = (play_bots_batch if min(first_tables, batch_tables) >= PARALLEL_MIN_TABLES
                    else play_bots_range,)
-    note = compile_notice(kernels)
-    if note:
-        print(note, file=sys.stderr, flush=True)
+    own = [k for a in agents if callable(getattr(a, "numba_kernels", None))
+           for k in a.numba_kernels()]
+    for note in (compile_notice(kernels), None if all(map(kernel_cached, own))
+                 else SEARCH_NOTICE):
+        if note:
+            print(note, file=sys.stderr, flush=True)
 
 
 class NoBar:

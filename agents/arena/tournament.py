@@ -220,7 +220,7 @@ def run_tournament(agents, *, teams: int = 2, deals: int = 100, seed: int = 0,
 
     first = deals * plan.tables_per_deal                          # tables of the first block
     if progress:
-        print_compile_notice(roster.core, first, batch_tables)
+        print_compile_notice(roster.core, first, batch_tables, roster.agents)
         if precision is not None:
             print(precision_line(precision, deals, cap, "lineups", "max_deals" if max_deals
                                  else "the default cap, 100 x deals or what fits in memory",

@@ -44,20 +44,10 @@ COUNTS = ("decisions", "deviations")               # a search agent's counts, pu
 
 
 def search_kernels(agent) -> tuple:
-    """The numba kernels a `search:` agent's first decision compiles, as far as the cache
-    probe needs them: its rollout kernel (serial, or parallel with threads > 1; it holds the
-    bots' and the net's moves), the table copy and its belief's re-deal. Empty for an agent
-    that is not a search agent."""
-    options = getattr(agent, "options", None)
-    if options is None or not hasattr(options, "worlds"):
-        return ()
-    from nertz_env.core.fork import copy_tables, rollout_batch, rollout_range
-    from nertz_env.core.memory import redeal_memory_slots
-    from nertz_env.core.worlds import redeal_uniform_slots
-    kernels = [rollout_batch if options.threads > 1 else rollout_range, copy_tables]
-    kernels += {"uniform": [redeal_uniform_slots],
-                "memory": [redeal_memory_slots]}.get(options.belief, [])
-    return tuple(kernels)
+    """The numba kernels a `search:` agent's first decision compiles (its numba_kernels,
+    agents/search/agent.py); empty for an agent that has none."""
+    kernels = getattr(agent, "numba_kernels", None)
+    return tuple(kernels()) if callable(kernels) else ()
 
 
 def warmup_notice(session) -> str | None:

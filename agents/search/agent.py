@@ -146,6 +146,20 @@ class SearchAgent(Agent):
             self._net_told = (config, (net, index))
         return self._net_told[1]
 
+    def numba_kernels(self) -> tuple:
+        """The numba kernels this agent's first decision compiles, for a probe of numba's
+        cache (agents/arena/progress.py kernel_cached: a notice before the wait): its
+        rollout kernel (serial, or parallel with threads > 1; it holds the bots' and the
+        net's moves), the table copy and its belief's re-deal."""
+        from nertz_env.core.fork import copy_tables, rollout_batch, rollout_range
+        from nertz_env.core.memory import redeal_memory_slots
+        from nertz_env.core.worlds import redeal_uniform_slots
+        o = self.options
+        kernels = [rollout_batch if o.threads > 1 else rollout_range, copy_tables]
+        kernels += {"uniform": [redeal_uniform_slots],
+                    "memory": [redeal_memory_slots]}.get(o.belief, [])
+        return tuple(kernels)
+
     def act(self, observation, action_mask) -> int:
         return int(self.act_batch(np.asarray(observation)[None],
                                   np.asarray(action_mask)[None])[0])
