@@ -3,10 +3,13 @@
 Public API (docs/api.md): RulesConfig, Table, Move, TickResult; Engine for batched play.
 
 numba's threading layer is left as numba chooses it (or as NUMBA_THREADING_LAYER sets it):
-importing nertz_env changes no numba setting. Engines and environments may be stepped from
+importing nertz_env changes no numba setting. It adds cache locators for its own and the
+agents package's files only (core/kernel_cache.py: a cached kernel is recompiled when any file it
+imports changes, not only its own). Engines and environments may be stepped from
 several Python threads at once; the engine serializes its parallel launches only under the
 "workqueue" layer, which is not thread-safe (nertz_env/engine.py, launch_parallel).
 """
+from . import core as _core  # noqa: F401  (first: its kernel_cache.install, core/__init__.py)
 from .actions import N_ACTIONS, Move
 from .config import RulesConfig
 from .engine import Engine

@@ -4,3 +4,6 @@ Must never import gymnasium, pettingzoo or anything above it in nertz_env (only 
 nertz_env.encoding and nertz_env.actions). The array layout is documented in nertz_env/encoding.py;
 the decisions docs/rules.md leaves open are in docs/engine_contract.md (D1-D21).
 """
+from . import kernel_cache as _kernel_cache
+
+_kernel_cache.install()       # before any kernel of nertz_env or agents is decorated

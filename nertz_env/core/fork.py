@@ -50,10 +50,6 @@ from .state import (NertzState, Params, Scratch, allocate_masks, allocate_scratc
 from .tick import step_table
 
 HORIZON_END = 0          # horizon: play to the end of the hand (R24, R26)
-# The kernels below embed core/net_policy.py's compiled code, and numba's cache checks only
-# this file's stamp: bump NET_POLICY_REV with every change to net_policy.py, or a cached
-# kernel keeps the old net code (seen: a changed weight layout read the old way).
-NET_POLICY_REV = 4
 
 
 # ---------------------------------------------------------------------------- copies

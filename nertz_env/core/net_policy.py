@@ -19,8 +19,8 @@ them (NetWork.near, per slot). Elsewhere the move is NumpyPolicy's. Inside rollo
 of the other players) that is acceptable; a net seat that must equal `learned` move for move
 is played by agents/learned/core_play.py, which pauses at near ties.
 
-Changing this file: bump core/fork.py NET_POLICY_REV too (numba caches fork's kernels, which
-embed this code, by fork.py's stamp alone).
+fork.py's cached kernels embed this code; core/kernel_cache.py recompiles them when this
+file changes (numba alone would not).
 """
 from __future__ import annotations
 
