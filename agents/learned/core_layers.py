@@ -1,41 +1,20 @@
 """The network's arithmetic inside the learned seats' kernel (agents/learned/core_play.py):
-float32 tanh by a rational function (`_tanh`, `tanh_rows`), the activations, the first layer
+float32 tanh by a rational function (nertz_env/core/net_policy.py tanh32, the rollouts' nets'
+too; `tanh_rows`), the activations, the first layer
 kept per seat and updated by the entries that changed (`_first_layer`), the later layers as
 one matrix product over a tick's rows (`_later_layers`), the head's legal argmax and its
 near-tie flag (`_head_move`), and `logits`, the kernel's logits of one seat's rows (tests).
-Imports numpy, numba (SciPy for its np.dot) and agents/constraints.py.
+Imports numpy, numba (SciPy for its np.dot), nertz_env's core and agents/constraints.py.
 """
 from __future__ import annotations
 
 import numpy as np
 from numba import njit
 
+from nertz_env.core.net_policy import ACT_RELU, ACT_TANH  # noqa: F401 (core_play's names)
+from nertz_env.core.net_policy import tanh32 as _tanh
+
 from ..constraints import constrained_moves
-
-ACT_TANH, ACT_RELU = 0, 1
-
-_TANH_CLAMP = np.float32(7.90531110763549805)     # tanh rounds to +-1 in float32 beyond
-_TANH_P = np.array([-2.76076847742355e-16, 2.00018790482477e-13, -8.60467152213735e-11,
-                    5.12229709037114e-08, 1.48572235717979e-05, 6.37261928875436e-04,
-                    4.89352455891786e-03], np.float32)
-_TANH_Q = np.array([1.19825839466702e-06, 1.18534705686654e-04, 2.26843463243900e-03,
-                    4.89352518554385e-03], np.float32)
-
-
-@njit(cache=True, error_model="numpy", fastmath=True, inline="always")
-def _tanh(x):
-    """float32 tanh by a rational function of x (Eigen's; within 3e-7 of tanh on a dense
-    grid, tests/learned/test_core_play.py): it vectorises, where a libm call per unit does not
-    (the call was half the move's time, benchmarks/README.md)."""
-    x = min(max(x, -_TANH_CLAMP), _TANH_CLAMP)
-    x2 = x * x
-    p = _TANH_P[0]
-    for i in range(1, 7):
-        p = x2 * p + _TANH_P[i]
-    q = _TANH_Q[0]
-    for i in range(1, 4):
-        q = x2 * q + _TANH_Q[i]
-    return x * p / q
 
 
 @njit(cache=True, error_model="numpy", fastmath=True, inline="always")

@@ -119,23 +119,29 @@ _TANH_Q = np.array([1.19825839466702e-06, 1.18534705686654e-04, 2.26843463243900
 
 
 @njit(cache=True, error_model="numpy", fastmath=FAST, inline="always")
+def tanh32(x):
+    """float32 tanh by a rational function of x (Eigen's; within ~3e-7 of tanh): it
+    vectorises where a libm call per unit does not. The one tanh of the nets played in numba:
+    here and in the learned seats' kernel (agents/learned/core_layers.py)."""
+    x = min(max(x, -_TANH_CLAMP), _TANH_CLAMP)
+    x2 = x * x
+    p = _TANH_P[0]
+    for i in range(1, 7):
+        p = x2 * p + _TANH_P[i]
+    q = _TANH_Q[0]
+    for i in range(1, 4):
+        q = x2 * q + _TANH_Q[i]
+    return x * p / q
+
+
+@njit(cache=True, error_model="numpy", fastmath=FAST, inline="always")
 def _activate(h, act):
-    """In place: tanh (a rational function, Eigen's: within ~3e-7, and it vectorises) or
-    relu."""
+    """In place: tanh32 or relu."""
     for j in range(h.shape[0]):
-        x = h[j]
         if act == ACT_TANH:
-            x = min(max(x, -_TANH_CLAMP), _TANH_CLAMP)
-            x2 = x * x
-            p = _TANH_P[0]
-            for i in range(1, 7):
-                p = x2 * p + _TANH_P[i]
-            q = _TANH_Q[0]
-            for i in range(1, 4):
-                q = x2 * q + _TANH_Q[i]
-            h[j] = x * p / q
+            h[j] = tanh32(h[j])
         else:
-            h[j] = max(x, np.float32(0.0))
+            h[j] = max(h[j], np.float32(0.0))
 
 
 @njit(cache=True, error_model="numpy", fastmath=FAST)
