@@ -129,8 +129,8 @@ class LeagueVecEnv(_vec_env.VecEnvWrapper):
                     self._outside[i, k] = index.setdefault(en.specs[k], len(index))
                     if index[en.specs[k]] == len(self._agents):    # told this table's rules
                         self._agents.append(for_table(a, self.venv.config))
-        if any(is_viewer(a) for a in self._agents) and self.batch.memory is None:
-            self._keep_memory()
+        if any(is_viewer(a) for a in self._agents):       # a v1 entry in a v0 env too
+            self.batch.keep_memory()
         self._slot = np.full(self.venv.config.num_seats, -1, np.int64)
         self._slot[self.others] = np.arange(len(self.others))
         self._partner = np.zeros(self.venv.config.num_seats, bool)
@@ -179,15 +179,6 @@ class LeagueVecEnv(_vec_env.VecEnvWrapper):
     def _view(self, tables, seats, obs, masks):
         """The SeatView of these rows over the env's engine and public memory."""
         return self.batch.memory.view(tables, seats, obs, masks)
-
-    def _keep_memory(self) -> None:
-        """A v0 env whose league gains a seat-view agent (a v1 ppo: entry) keeps the tables'
-        public memory from now on, as a v1 env does from its start (envs/learner_batch.py:
-        its steps then update it; the learner's rows stay v0): remembered afresh here, so a
-        table mid-hand forgets what was seen before rather than invents it."""
-        from nertz_env.envs.memory_keeper import TableMemory
-        self.batch.memory = TableMemory(self.batch.engine)
-        self.batch.memory.dealt()
 
     def set_diffs(self, diffs) -> None:
         """New paired differences (from an evaluation): new weights for the next draws."""

@@ -160,6 +160,16 @@ class LearnerBatch:
         if self.viewers:
             self.external = self._viewer_actions
 
+    def keep_memory(self) -> TableMemory:
+        """The tables' public memory, kept from now on where it was not (an outside caller
+        that plays a seat-view agent at these tables: the training league): each step then
+        updates it (step); tables mid-hand are remembered afresh, so they forget what was seen
+        before rather than invent it."""
+        if self.memory is None:
+            self.memory = TableMemory(self.engine)
+            self.memory.dealt()
+        return self.memory
+
     def reset(self, seed=None) -> np.ndarray:
         """Deal every table (seed: restart the engine's generator; None: continue it); the
         learner's observations."""
