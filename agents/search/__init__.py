@@ -1,7 +1,8 @@
 """`search:` agents: decision-time search with the core as simulator (docs/search.md).
 
-    search                                   river-builder base, 32 worlds, 40 ticks,
-                                             the memory belief, margin 0
+    search                                   river-builder base, 32 worlds (64 at 3 or
+                                             more teams), 40 ticks, the memory belief,
+                                             margin 0
     search:worlds=64,horizon=10,belief=uniform,margin=0.5,seed=3
     search:base=cautious,opp=greedy          base and the other teams' model: core bots
     search:base=learned,rollout=river-builder  the base move from the shipped net, rollouts

@@ -8,7 +8,9 @@ Per call (agents/base.py SeatView: every table of the batch where it holds a rea
 - candidates: the seat's legal moves under `useful-shifts` (agents/constraints.py: no River
   shifts back and forth), Wait only where the base waits, the base move always; fewer than
   two: the base move, no search;
-- W worlds per decision from the belief (nertz_env/core/worlds.py fork_worlds: uniform or
+- W worlds per decision (worlds_at: the worlds option, or the table's default by the rules
+  of the view's table, 32 at 2 teams and 64 at 3 or more: spec.py table_worlds) from the
+  belief (nertz_env/core/worlds.py fork_worlds: uniform or
   memory re-deal what no seat sees; oracle keeps the true cards), seeded by (seed, the deal's
   key, hand, tick, seat), each world in C slots, one per candidate, all with the world's
   priority key (common random numbers);
@@ -45,7 +47,7 @@ from nertz_env.core.worlds import BELIEFS, fork_worlds, world_seeds
 from ..base import Agent
 from ..bots import ScoredAgent
 from ..constraints import check_constraint, constrain
-from .spec import NET_BASES, SearchOptions
+from .spec import NET_BASES, SearchOptions, table_worlds
 
 CANDIDATE_CONSTRAINT = "useful-shifts"
 NET = (POLICY_NET, np.zeros(N_KNOBS, np.int64))     # a rollout seat played by the net
@@ -123,6 +125,12 @@ class SearchAgent(Agent):
         self._buffers = {}               # config -> Rollouts, grown as needed
         self.decisions = 0               # searched decisions (two or more candidates)
         self.deviations = 0              # of them, where a candidate beat the base
+
+    def worlds_at(self, config) -> int:
+        """The worlds this agent plays at a table of `config` (a RulesConfig): its worlds
+        option, else the table's default (spec.py table_worlds). Every decision reads it from
+        its seat view's table, so no search plays before it knows its table."""
+        return table_worlds(self.options.worlds, config)
 
     def _policy(self, spec):
         return None if spec in NET_BASES else _scored(spec)
@@ -207,7 +215,7 @@ class SearchAgent(Agent):
         if not todo:
             return out
         opt, config, st = self.options, view.config, view.state
-        W = opt.worlds
+        W = self.worlds_at(config)
         M = sum(W * len(cands[r]) for r in todo)
         ro = self._rollouts(config, M)
         pairs, self_pairs = state_pairs(st, ro.state), state_pairs(ro.state, ro.state)

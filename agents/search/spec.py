@@ -1,6 +1,6 @@
 """The options of a `search:` agent spec, parsed and checked (one line per bad option).
 
-    search:base=river-builder,opp=base,worlds=32,horizon=40,belief=memory,margin=0,se=0,seed=S
+    search:base=river-builder,opp=base,worlds=W,horizon=40,belief=memory,margin=0,se=0,seed=S
 
 base, rollout and opp name core bots (nertz_env/core/policies.py): greedy, a heuristic style
 (balanced, lake-rush, river-builder, cautious) or heuristic:style=STYLE, or `learned`, the
@@ -11,6 +11,12 @@ logits within 1e-3, may go the other way than `learned` itself plays them). roll
 seat's team in the rollouts (default: the base, river-builder when the base is learned);
 opp models the other teams (default `base`: the rollout policy). A net in the rollouts costs
 4 to 8 times the core bots' CPU per decision (docs/search.md, nets in the rollouts).
+worlds: W, or left out (None) the table's default, 32 at 2 teams and 64 at 3 or more (by
+num_teams, whatever the team sizes; docs/search.md: 64 pays at 4 teams), resolved at every
+decision from the rules of the table its seat view shows (table_worlds; a search plays only
+through a view, so never before it knows its table). worlds=N always wins. Result files name
+the spec as written (`search`) beside the table's teams, which fix the worlds: the same spec,
+table and seed give the same files.
 belief=oracle reads the true hidden cards (a ceiling, never an agent): refused unless
 cheat=yes is written too.
 The deviation rule: the best candidate is played only when its mean paired gain over the base
@@ -34,13 +40,15 @@ SEARCH_OPTIONS = ("base", "opp", "rollout", "worlds", "horizon", "belief", "marg
                   "seed", "cheat", "threads")
 NET_BASES = ("learned",)     # the shipped family: a base move, or a net in the rollouts
 MAX_WORLDS = 1024
+TABLE_WORLDS = {2: 32}       # worlds left out: by the table's teams (table_worlds)
+MANY_TEAMS_WORLDS = 64       # ... at 3 or more teams
 BOT_WORDS = ", ".join(STYLES) + " or heuristic:style=STYLE"
 
 
 class SearchOptions(NamedTuple):
     base: str                # the base bot's spec (heuristic:style=... or greedy) or learned
     opp: str                 # the other teams' model (a core bot spec or learned)
-    worlds: int              # W >= 1
+    worlds: int | None       # W >= 1; None: the table's default (table_worlds)
     horizon: int             # ticks >= 1; 0: to the end of the hand
     belief: str              # uniform | memory | oracle
     margin: float            # deviate only when best minus base > margin (inf: never)
@@ -49,6 +57,14 @@ class SearchOptions(NamedTuple):
     se: float = 0.0          # ... and best minus base > se x its standard error (0: off)
     threads: int = 1         # numba threads for the rollouts (1: serial; same moves)
     rollout: str = ""        # the core bot (or learned) playing the seat's team in rollouts
+
+
+def table_worlds(worlds: int | None, config) -> int:
+    """The worlds a search plays at a table of `config` (a RulesConfig): `worlds` when the
+    spec names it, else 32 at 2 teams and 64 at 3 or more (module docstring)."""
+    if worlds is not None:
+        return worlds
+    return TABLE_WORLDS.get(config.num_teams, MANY_TEAMS_WORLDS)
 
 
 def bot_spec(spec: str, key: str, value: str) -> str:
@@ -84,8 +100,9 @@ def parse_options(spec: str, rest: str) -> SearchOptions:
         rollout = bot_spec(spec, "rollout", rollout)
     opp = opts.get("opp", "base")
     opp = rollout if opp == "base" else bot_spec(spec, "opp", opp)
-    worlds = _int(spec, "worlds", opts.get("worlds", "32"), 1, MAX_WORLDS,
-                  f"an int from 1 to {MAX_WORLDS}")
+    worlds = opts.get("worlds")
+    worlds = None if worlds is None else _int(spec, "worlds", worlds, 1, MAX_WORLDS,
+                                              f"an int from 1 to {MAX_WORLDS}")
     h = opts.get("horizon", "40")
     horizon = 0 if h == "end" else _int(spec, "horizon", h, 1, 10**6,
                                         "an int >= 1 (ticks) or end")
@@ -107,7 +124,7 @@ def parse_options(spec: str, rest: str) -> SearchOptions:
     if math.isnan(se) or se < 0 or math.isinf(se):
         raise ValueError(f"agent {spec!r}: se={opts['se']!r} must be a finite number >= 0 "
                          "(standard errors; 0: the margin alone)")
-    if se > 0 and worlds < 2:
+    if se > 0 and worlds is not None and worlds < 2:
         raise ValueError(f"agent {spec!r}: se={opts['se']!r} needs worlds >= 2 (a standard "
                          "error over one world is not defined)")
     most = numba.config.NUMBA_NUM_THREADS

@@ -161,8 +161,10 @@ def test_bad_options_are_one_line_errors(spec, words):
 def test_options_and_their_defaults():
     a = make_agent("search")
     o = a.options
-    assert (o.base, o.opp, o.worlds, o.horizon, o.belief, o.margin) == (RB, RB, 32, 40,
+    assert (o.base, o.opp, o.worlds, o.horizon, o.belief, o.margin) == (RB, RB, None, 40,
                                                                         "memory", 0.0)
+    assert a.worlds_at(RulesConfig(num_teams=2)) == 32       # the table's default worlds:
+    assert a.worlds_at(RulesConfig(num_teams=4)) == 64       # test_search_worlds_default.py
     b = make_agent("search:base=cautious,opp=greedy,horizon=end,belief=oracle,cheat=yes,seed=4")
     assert (b.options.base, b.options.opp, b.options.horizon, b.seed) == (
         "heuristic:style=cautious", "greedy", 0, 4)
