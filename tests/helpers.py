@@ -88,3 +88,16 @@ def pictured(pg, team: int) -> dict:
 def lake_tops(pg) -> list:
     """The top card of every started Lake pile a page shows."""
     return [c.get_attribute("data-card") for c in pg.locator(".lake-pile[data-pile] .card").all()]
+
+
+def play_server(session, **kw):
+    """A started PlayServer (agents/human/server.py) on `session`, its kernels compiled
+    first by warm_up as `nertz play --human` does before serving (run_web): a test that
+    waits seconds for a tick must not wait for a cold numba compile (CI's fresh cache)."""
+    import io
+
+    from agents.human.server import PlayServer
+    from agents.human.warmup import warm_up
+
+    warm_up(session, io.StringIO())
+    return PlayServer(session, **kw).start()

@@ -205,14 +205,18 @@ class PlaySession:
             return ""
 
     # ------------------------------------------------------------------ before the hand
+    def players(self) -> list:
+        """(player, seats) of every distinct agent player at the table, in seat order (one
+        object may hold several seats)."""
+        out: dict = {}
+        for s, bot in self._bot_at.items():
+            out.setdefault(id(bot), (bot, []))[1].append(s)
+        return list(out.values())
+
     def viewers(self) -> list:
         """(player, seats) of every distinct player that sees its seat (a `search:` agent,
         or the searching member of a pair), in seat order."""
-        out: dict = {}
-        for s, bot in self._bot_at.items():
-            if sees_seat(bot):
-                out.setdefault(id(bot), (bot, []))[1].append(s)
-        return list(out.values())
+        return [(bot, seats) for bot, seats in self.players() if sees_seat(bot)]
 
     # ------------------------------------------------------------------ a tick
     def bot_moves(self) -> dict:

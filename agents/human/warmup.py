@@ -14,15 +14,21 @@ terminal's first position is shown), on a throwaway table of the session's rules
 (`rehearse`): it plays ticks (the step kernels) where every agent that sees its seat
 (agents/base.py SeatView: a `search:` agent, or a pair's searching member) decides at its
 seats until each has searched once (a position with two or more candidates: the dealt one
-may have only one) or REHEARSAL_TICKS ticks have passed; the others wait. The real table,
-its memory and the agents' counts are untouched, and a search's move depends only on the
-position and its seed, so the hand plays as it would have without.
+may have only one) or REHEARSAL_TICKS ticks have passed, and every other agent (a core bot,
+a learned net: the observation and its own kernels) plays its seats through a copy of
+itself (copy.deepcopy), so that a seeded agent's generator is not drawn from. The real table,
+its memory and the agents' counts and generators are untouched, and a search's move depends
+only on the position and its seed, so the hand plays as it would have without.
+Without the other agents' part a fresh install's first tick against a core bot compiled
+the observation and bot kernels on the person's clock (tests/human/test_play_browser.py
+timed out so in CI, 2026-12-07: the move queued at tick 0 not played within 10 s).
 The notice (stderr, as agents/arena/progress.py's COMPILE_NOTICE) is printed only when a
 kernel that work calls has no cache file (progress.py kernel_cached), so an agent that needs
 no compile (a core bot, a cached search) starts with no notice.
 """
 from __future__ import annotations
 
+import copy
 import sys
 import time
 
@@ -61,14 +67,29 @@ def warmup_notice(session) -> str | None:
     return None
 
 
-def rehearse(config, viewers, seed: int = 0) -> int:
+def stand_ins(others) -> list:
+    """(copy of the player, seats) for each of `others`: copies act on the throwaway table,
+    so the real players' generators and any state they keep are not touched. A player that
+    cannot be copied is left out (its kernels then compile on its first real move)."""
+    out = []
+    for bot, seats in others:
+        try:
+            out.append((copy.deepcopy(bot), seats))
+        except Exception:                      # (a player holding an uncopyable handle)
+            continue
+    return out
+
+
+def rehearse(config, viewers, seed: int = 0, others=()) -> int:
     """A throwaway table of `config` dealt from `seed` (its scores read) plays up to
     REHEARSAL_TICKS ticks: each of `viewers` ((player, seats), PlaySession.viewers) decides
-    at its seats by act_view on the table's memory and its moves are played, the other
-    seats wait, until every player has searched once (its `decisions` count grew; one
-    decision for a player without one); no viewers: one tick, no memory kept. The players'
-    `decisions` and `deviations` are put back. Returns the ticks played (>= 1: the step
-    kernels ran)."""
+    at its seats by act_view on the table's memory and its moves are played, and each of
+    `others` ((player, seats): the agents that do not see their seat) plays its seats by
+    act_batch (or act) through a copy of itself (stand_ins; a copy that fails is dropped:
+    the real agent's failure stops the real clock with its reason); the person's seat waits. It
+    stops when every viewer has searched once (its `decisions` count grew; one decision for
+    a viewer without one); no viewers: one tick, no memory kept. The viewers' `decisions`
+    and `deviations` are put back. Returns the ticks played (>= 1: the step kernels ran)."""
     engine = Engine(config, 1, seed)
     engine.reset(hands=[0])
     table, driver = Table(engine), SeatDriver(engine)
@@ -78,6 +99,7 @@ def rehearse(config, viewers, seed: int = 0) -> int:
         memory.dealt()
     counts = [{k: getattr(bot, k) for k in COUNTS if hasattr(bot, k)} for bot, _ in viewers]
     todo = [True] * len(viewers)
+    copies = stand_ins(others)
     ticks = 0
     try:
         while ticks < REHEARSAL_TICKS and not table.hand_over:
@@ -90,6 +112,17 @@ def rehearse(config, viewers, seed: int = 0) -> int:
                 ids = bot.act_view(memory.view(rows_t, rows_s, obs, legal))
                 todo[i] = todo[i] and getattr(bot, "decisions", 0) == before
                 moves.update({s: table.decode(int(a), s) for s, a in zip(seats, ids)})
+            for bot, seats in list(copies):
+                rows_s = np.array(seats, np.int64)
+                obs, legal = driver.gather(np.zeros_like(rows_s), rows_s)
+                try:
+                    if callable(getattr(bot, "act_batch", None)):
+                        ids = bot.act_batch(obs, legal)
+                    else:
+                        ids = [bot.act(o, m) for o, m in zip(obs, legal)]
+                    moves.update({s: table.decode(int(a), s) for s, a in zip(seats, ids)})
+                except Exception:              # its failure is told on the real clock
+                    copies.remove((bot, seats))  # (the page: "the clock stopped at ...")
             table.step(moves)
             if memory is not None:
                 memory.ticked()
@@ -112,7 +145,10 @@ def warm_up(session, out=None) -> str | None:
     start = time.monotonic()
     if note:
         print(note, end="", file=out, flush=True)
-    rehearse(session.config, session.viewers(), session.seed)
+    viewers = session.viewers()
+    others = [(bot, seats) for bot, seats in session.players()
+              if all(bot is not v for v, _ in viewers)]
+    rehearse(session.config, viewers, session.seed, others)
     if note:
         print(f" done in {time.monotonic() - start:.0f} s", file=out, flush=True)
     return note

@@ -10,10 +10,9 @@ import time
 
 import pytest
 
-from agents.human.server import PlayServer
 from agents.human.session import PlaySession
 from nertz_env.config import RulesConfig
-from tests.helpers import lake_tops, pictured
+from tests.helpers import lake_tops, pictured, play_server
 
 ME = ".team.active"
 
@@ -26,7 +25,7 @@ def serve(tmp_path):
         # seed 1: seat 0's River column 0 holds AD, which R18 sends to the Lake first
         sess = PlaySession(RulesConfig(num_teams=2, max_ticks=max_ticks), against=against,
                            seed=1, replay_out=tmp_path / f"p{len(servers)}.nertz.json.gz")
-        srv = PlayServer(sess, **kw).start()
+        srv = play_server(sess, **kw)
         servers.append(srv)
         return srv
     yield make

@@ -13,7 +13,7 @@ import pytest
 
 from agents.cli import build_parser, main
 from agents.human.pace import DEFAULT_LEVEL, DEFAULT_TICK_MS, LEVELS, pace_from_args
-from agents.human.server import PlayServer
+from tests.helpers import play_server
 from agents.human.session import PlaySession
 from nertz_env.config import RulesConfig
 
@@ -38,7 +38,7 @@ def get(srv):
 def test_the_clock_waits_at_tick_0_until_start(tmp_path):
     sess = PlaySession(RulesConfig(num_teams=2, max_ticks=500), against="greedy", seed=1,
                        replay_out=tmp_path / "s.nertz.json.gz")
-    srv = PlayServer(sess, tick_ms=20, wait_start=True).start()
+    srv = play_server(sess, tick_ms=20, wait_start=True)
     try:
         st = get(srv)
         assert st["tick"] == 0 and st["started"] is False

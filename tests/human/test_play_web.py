@@ -13,6 +13,7 @@ import urllib.request
 import pytest
 
 from agents.human.server import PlayServer
+from tests.helpers import play_server
 from agents.human.session import PlaySession
 from agents.human.terminal import play_terminal
 from nertz_env.config import RulesConfig
@@ -35,7 +36,7 @@ def served(tmp_path):
     servers = []
 
     def make(sess=None, **kw):
-        srv = PlayServer(sess or session(tmp_path), **kw).start()
+        srv = play_server(sess or session(tmp_path), **kw)
         servers.append(srv)
         return srv
     yield make

@@ -1,6 +1,7 @@
 """`nertz play --human` compiles numba's kernels before the hand, never on the person's time:
 agents/human/warmup.py. A `search:` agent decides once at the dealt position (its kernels
-compiled or loaded) and a throwaway table plays one tick (the step kernels), after a one-line
+compiled or loaded), every other agent plays its seats through a copy of itself (the
+observation and bot kernels) and a throwaway table plays ticks (the step kernels), after a one-line
 notice when some of those kernels are not cached, and all before the first move is asked
 for; no notice where nothing needs compiling; the rehearsal changes nothing in the hand.
 Nothing here depends on timing: numba's cache is probed through kernel_cached, patched."""
@@ -156,3 +157,46 @@ def test_the_rehearsal_searches_and_changes_nothing(tmp_path, monkeypatch, again
     assert da == db and da[0][0] > 0
     np.testing.assert_array_equal(a.actions, b.actions)
     np.testing.assert_array_equal(a.priority, b.priority)
+
+
+def test_the_rehearsal_plays_every_other_agent_through_a_copy(tmp_path, monkeypatch):
+    """A core bot's kernels (the observation, the bot's own) compile in the rehearsal, not
+    on the first tick after Start: every agent that does not see its seat plays its seats
+    on the throwaway table, through a copy of itself (the real one is never called)."""
+    from agents.bots import ScoredAgent
+
+    calls: list = []
+    act_batch = ScoredAgent.act_batch
+
+    def spy(agent, obs, legal):
+        calls.append((id(agent), len(obs)))
+        return act_batch(agent, obs, legal)
+
+    monkeypatch.setattr(ScoredAgent, "act_batch", spy)
+    config = RulesConfig(num_teams=3)
+    sess = PlaySession(config, against="heuristic", seed=3,
+                       replay_out=tmp_path / "h.nertz.json.gz")
+    (bot, seats), = sess.players()
+    assert isinstance(bot, ScoredAgent) and seats == [1, 2] and sess.viewers() == []
+    warmup.warm_up(sess, io.StringIO())
+    assert calls and all(n == 2 for _, n in calls)      # both its seats, in one batch
+    assert id(bot) not in {who for who, _ in calls}     # a copy played, never the agent
+    assert sess.table.tick == 0
+
+
+def test_a_seeded_agent_plays_the_same_hand_after_the_rehearsal(tmp_path):
+    """The rehearsal draws nothing from a seeded agent's generator (it plays a copy): the
+    hand against `random` after warm_up is the hand without it, move for move."""
+    hands = []
+    for k, warm in enumerate((True, False)):
+        sess = PlaySession(RulesConfig(num_teams=2, max_ticks=60), against="random", seed=5,
+                           replay_out=tmp_path / f"{k}.nertz.json.gz")
+        if warm:
+            warmup.warm_up(sess, io.StringIO())
+        while not sess.table.hand_over:
+            sess.tick()
+        sess.finish()
+        hands.append(Replay.load(sess.replay_path).hands[0])
+    a, b = hands
+    assert (a.actions != 0).any()                       # the random seat moved
+    np.testing.assert_array_equal(a.actions, b.actions)

@@ -13,7 +13,7 @@ from nertz_env.config import RulesConfig
 from nertz_env.engine import Engine
 from nertz_env.replay import Recorder, Replay
 from nertz_env.replay.html import write_html
-from tests.helpers import lake_tops, pictured
+from tests.helpers import lake_tops, pictured, play_server
 
 
 def expected(layout, team: int) -> dict:
@@ -170,11 +170,10 @@ def test_viewer_shows_the_legend_in_the_gif_colours(page, recorded):
 # ---------------------------------------------------------------------- the play page
 # (Start, clicks, drags, refusals and queued moves: tests/human/test_play_browser.py)
 def test_play_page_shows_the_final_scores(page, tmp_path):
-    from agents.human.server import PlayServer
     from agents.human.session import PlaySession
     sess = PlaySession(RulesConfig(num_teams=2, max_ticks=12), against="greedy", seed=1,
                        replay_out=tmp_path / "f.nertz.json.gz")
-    srv = PlayServer(sess, tick_ms=30).start()
+    srv = play_server(sess, tick_ms=30)
     try:
         page.goto(srv.url)
         page.wait_for_selector("#final.shown")
