@@ -24,7 +24,10 @@ Per call (agents/base.py SeatView: every table of the batch where it holds a rea
   (nertz_env/core/net_policy.py; near ties may go the other way than `learned`'s own);
 - gain of candidate c: the mean over worlds of its relative points minus the base move's;
   the best gain (first best) is played when it exceeds `margin` and (option se=K > 0) K
-  standard errors of it over the worlds, else the base move.
+  standard errors of it over the worlds, else the base move. With leaf=value (or a net's
+  PATH.npz) a rollout stopped by the horizon before the hand's end adds the value net's
+  estimate of the relative points to come, read from every seat's observation of the
+  sampled world (nertz_env/core/leaf_value.py; agents/search/leaf.py reads the net).
 evaluate(view) returns the search per row (SearchResult: candidates, gains, their standard
 errors over the worlds, the move chosen); act_view plays its moves.
 The real state is only read (fork_worlds copies it); same seed, same moves.
@@ -38,6 +41,7 @@ import numpy as np
 from nertz_env.bot_specs import parse_bot
 from nertz_env.core.codec import N_ACTIONS, WAIT
 from nertz_env.core.fork import allocate_rollouts, rollout, state_pairs
+from nertz_env.core.leaf_value import allocate_leaf
 from nertz_env.core.net_policy import allocate_net_work, net_arrays
 from nertz_env.core.observe import OBS_DIM
 from nertz_env.core.policies import N_KNOBS, POLICY_NET, scored_moves
@@ -47,6 +51,7 @@ from nertz_env.core.worlds import BELIEFS, fork_worlds, world_seeds
 from ..base import Agent
 from ..bots import ScoredAgent
 from ..constraints import check_constraint, constrain
+from .leaf import load_leaf
 from .spec import NET_BASES, SearchOptions, table_worlds
 
 CANDIDATE_CONSTRAINT = "useful-shifts"
@@ -123,6 +128,8 @@ class SearchAgent(Agent):
         self.belief = BELIEFS[options.belief]
         self.cid = check_constraint(CANDIDATE_CONSTRAINT)
         self._buffers = {}               # config -> Rollouts, grown as needed
+        self.leaf_net = None if options.leaf == "none" else load_leaf(options.leaf, name)
+        self._leaf = None                # the leaf net's work rows (allocate_leaf), grown
         self.decisions = 0               # searched decisions (two or more candidates)
         self.deviations = 0              # of them, where a candidate beat the base
 
@@ -250,8 +257,13 @@ class SearchAgent(Agent):
                 ro.first[slots[:, c], s] = a
             slot_sets.append(slots)
             j += W * C
+        leaf = None
+        if self.leaf_net is not None:                  # leaf=: the value at the horizon
+            if self._leaf is None or self._leaf.obs.shape[0] < M:
+                self._leaf = allocate_leaf(self.leaf_net, ro.state.tick.shape[0])
+            leaf = self._leaf
         rollout(ro, make_params(config), opt.horizon, 0, M, parallel=opt.threads > 1,
-                threads=opt.threads, net=net, work=work)
+                threads=opt.threads, net=net, work=work, leaf=leaf)
         for r, slots in zip(todo, slot_sets):
             v = ro.values[slots]                                   # [W, C]
             d = v - v[:, :1]

@@ -23,6 +23,10 @@ The deviation rule: the best candidate is played only when its mean paired gain 
 move exceeds margin points AND se standard errors of that gain (over the worlds; se > 0 needs
 worlds >= 2); se=0 is the margin alone. threads=N plays the rollouts on N numba threads
 (at most NUMBA_NUM_THREADS; the same moves as one thread).
+leaf=value adds, where a rollout stops at its horizon before the hand's end, a value net's
+estimate of the relative points still to come (nertz_env/core/leaf_value.py, on every seat's
+observation in the sampled world; agents/search/leaf.py reads the net); leaf=PATH.npz a leaf
+net of one's own (train/leaf_value.py writes them); none (default): the horizon's points.
 """
 from __future__ import annotations
 
@@ -37,11 +41,12 @@ from nertz_env.core.worlds import BELIEFS
 from ..specs import checked_options
 
 SEARCH_OPTIONS = ("base", "opp", "rollout", "worlds", "horizon", "belief", "margin", "se",
-                  "seed", "cheat", "threads")
+                  "seed", "cheat", "threads", "leaf")
 NET_BASES = ("learned",)     # the shipped family: a base move, or a net in the rollouts
 MAX_WORLDS = 1024
 TABLE_WORLDS = {2: 32}       # worlds left out: by the table's teams (table_worlds)
 MANY_TEAMS_WORLDS = 64       # ... at 3 or more teams
+LEAVES = ("none", "value")   # leaf=: none, the shipped value net, or a net's PATH.npz
 BOT_WORDS = ", ".join(STYLES) + " or heuristic:style=STYLE"
 
 
@@ -57,6 +62,7 @@ class SearchOptions(NamedTuple):
     se: float = 0.0          # ... and best minus base > se x its standard error (0: off)
     threads: int = 1         # numba threads for the rollouts (1: serial; same moves)
     rollout: str = ""        # the core bot (or learned) playing the seat's team in rollouts
+    leaf: str = "none"       # none | value (the shipped leaf net) | PATH.npz (a leaf net file)
 
 
 def table_worlds(worlds: int | None, config) -> int:
@@ -138,5 +144,9 @@ def parse_options(spec: str, rest: str) -> SearchOptions:
     if belief == "oracle" and cheat != "yes":
         raise ValueError(f"agent {spec!r}: belief=oracle reads the true hidden cards (a "
                          "ceiling, not a player); write cheat=yes to allow it")
+    leaf = opts.get("leaf", "none")
+    if leaf not in LEAVES and not (leaf.endswith(".npz") and len(leaf) > 4):
+        raise ValueError(f"agent {spec!r}: leaf={leaf!r} must be none (the horizon's relative "
+                         "points), value (the shipped leaf value net) or a leaf net's PATH.npz")
     return SearchOptions(base, opp, worlds, horizon, belief, margin, seed, cheat == "yes", se,
-                         threads, rollout)
+                         threads, rollout, leaf)

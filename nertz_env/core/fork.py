@@ -18,7 +18,9 @@ and call them (a handful of microseconds each).
   its net (POLICY_NET: core/net_policy.py, the arrays `net`, knobs[k, s, 0] the net's
   index, work rows `work`) for `horizon` ticks in all (0: to the end of the hand);
   values[k] = the R29 points of seat seats[k]'s team minus the mean of the other teams'
-  (scoring.relative_points, the "relative" reward) at the stop, scores[k] the hand scores.
+  (scoring.relative_points, the "relative" reward) at the stop, scores[k] the hand scores;
+  with a `leaf` (core/leaf_value.py) a stop before the hand's end adds the value net's
+  estimate of the relative points to come.
   A forced move that is not legal in its slot refuses the whole batch before any tick.
 - Rollouts (allocate_rollouts): every buffer a batch of rollouts needs, and rollout(), the
   checked Python door.
@@ -41,6 +43,7 @@ from ..encoding import PLAYING
 from .chunks import chunk_bounds, n_chunks
 from .codec import N_ACTIONS
 from .launch import launch_parallel
+from .leaf_value import Leaf, leaf_value, no_leaf
 from .legal import write_table_masks
 from .net_policy import NetArrays, NetWork, allocate_net_work, empty_net, net_move
 from .policies import N_KNOBS, POLICY_EXTERNAL, POLICY_NET, write_policy_actions
@@ -112,10 +115,11 @@ def first_moves_range(st, prm, scr, masks, first, lo, hi):
 
 @njit(cache=True, error_model="numpy", _nrt=False)
 def play_rollouts_range(st, prm, scr, masks, actions, priority, applied, kinds, knobs,
-                        policy_rng, first, seats, horizon, values, scores, net, work, lo, hi):
+                        policy_rng, first, seats, horizon, values, scores, net, work, leaf, lo, hi):
     """Slots lo..hi, masks already written (first_moves_range): the forced first tick, then
     the bots and nets, until the hand ends or `horizon` ticks were played (HORIZON_END: no
-    limit); values[e] and scores[e] at the stop."""
+    limit); values[e] and scores[e] at the stop, values[e] plus the leaf's estimate of the
+    relative points to come (core/leaf_value.py) when `leaf` is on and the hand goes on."""
     S = prm.n_seats
     T = prm.n_teams
     for e in range(lo, hi):
@@ -142,24 +146,26 @@ def play_rollouts_range(st, prm, scr, masks, actions, priority, applied, kinds, 
             values[e] = relative_points_jit(scores[e, me], total, T)
         else:
             values[e] = scores[e, me]
+        if leaf.on != 0 and st.status[e] == PLAYING:      # stopped by the horizon
+            values[e] += leaf_value(st, prm, scr, e, me, leaf)
 
 
 @njit(cache=True, error_model="numpy", _nrt=False)
 def rollout_range(st, prm, scr, masks, actions, priority, applied, kinds, knobs, policy_rng,
-                  first, seats, horizon, values, scores, net, work, lo, hi):
+                  first, seats, horizon, values, scores, net, work, leaf, lo, hi):
     """Rollouts at slots lo..hi (serial). Returns -1, or k * S + s of the first forced move
     that is illegal in its slot, in which case no slot has moved."""
     bad = first_moves_range(st, prm, scr, masks, first, lo, hi)
     if bad < 0:
         play_rollouts_range(st, prm, scr, masks, actions, priority, applied, kinds, knobs,
-                            policy_rng, first, seats, horizon, values, scores, net, work, lo,
-                            hi)
+                            policy_rng, first, seats, horizon, values, scores, net, work, leaf,
+                            lo, hi)
     return bad
 
 
 @njit(cache=True, error_model="numpy", parallel=True)
 def rollout_batch(st, prm, scr, masks, actions, priority, applied, kinds, knobs, policy_rng,
-                  first, seats, horizon, values, scores, net, work, lo, hi):
+                  first, seats, horizon, values, scores, net, work, leaf, lo, hi):
     """rollout_range over slots lo..hi, the slots split among threads (core/chunks.py): the
     same results, slot for slot (launch it through core/launch.py launch_parallel)."""
     E = hi - lo
@@ -175,7 +181,7 @@ def rollout_batch(st, prm, scr, masks, actions, priority, applied, kinds, knobs,
         a, b = chunk_bounds(c, k, E)
         play_rollouts_range(st, prm, scr, masks, actions, priority, applied, kinds, knobs,
                             policy_rng, first, seats, horizon, values, scores, net, work,
-                            lo + a, lo + b)
+                            leaf, lo + a, lo + b)
     return -1
 
 
@@ -217,27 +223,29 @@ _NO_NET = []          # [empty_net(), its work rows], made on first use
 
 
 def rollout_args(ro: Rollouts, params: Params, horizon: int, net: NetArrays | None = None,
-                 work: NetWork | None = None) -> tuple:
+                 work: NetWork | None = None, leaf: Leaf | None = None) -> tuple:
     """The argument tuple of rollout_range / rollout_batch (without lo, hi); net / work: the
-    net seats' arrays and work rows (None: no net seat, a stand-in of the same types)."""
+    net seats' arrays and work rows (None: no net seat, a stand-in of the same types); leaf:
+    the value at the horizon (core/leaf_value.py; None: none, the stop's relative points)."""
     if net is None:
         if not _NO_NET:
             _NO_NET.extend((empty_net(), allocate_net_work(0, 1)))
         net, work = _NO_NET
     return (ro.state, params, ro.scratch, ro.masks, ro.actions, ro.priority, ro.applied,
             ro.kinds, ro.knobs, ro.policy_rng, ro.first, ro.seats, horizon, ro.values,
-            ro.scores, net, work)
+            ro.scores, net, work, no_leaf() if leaf is None else leaf)
 
 
 def rollout(ro: Rollouts, params: Params, horizon: int, lo: int = 0, hi: int | None = None,
             parallel: bool = False, threads: int | None = None, net: NetArrays | None = None,
-            work: NetWork | None = None) -> None:
+            work: NetWork | None = None, leaf: Leaf | None = None) -> None:
     """Play the rollouts of slots lo..hi and leave values and scores in `ro`; parallel=True
     splits the slots among numba's threads (`threads` of them for this call, else numba's
     current count: the same values and scores, slot for slot). net: the arrays of the
     POLICY_NET seats' nets (core/net_policy.py net_arrays), work: their work rows
     (allocate_net_work for at least hi slots; None: allocated here), whose `near` counts
-    each slot's near-tie net moves. ValueError (one line, nothing played) for a negative
+    each slot's near-tie net moves. leaf: a value added at a stop before the hand's end
+    (core/leaf_value.py allocate_leaf, work rows for at least hi slots). ValueError (one line, nothing played) for a negative
     horizon, a seat out of range, a slot seat without a core bot or net (POLICY_EXTERNAL,
     POLICY_NET without `net` or with a net index out of range) or a forced move that is
     illegal in its slot."""
@@ -272,7 +280,10 @@ def rollout(ro: Rollouts, params: Params, horizon: int, lo: int = 0, hi: int | N
         work.near[lo:hi] = 0
     else:
         net = work = None
-    args = rollout_args(ro, params, int(horizon), net, work)
+    if leaf is not None and leaf.on and leaf.obs.shape[0] < hi:
+        raise ValueError(f"leaf work rows for {leaf.obs.shape[0]} slots; these slots need {hi} "
+                         "(allocate_leaf)")
+    args = rollout_args(ro, params, int(horizon), net, work, leaf)
     if threads is not None and not 1 <= threads <= numba.config.NUMBA_NUM_THREADS:
         raise ValueError(f"threads={threads!r} must be from 1 to "
                          f"{numba.config.NUMBA_NUM_THREADS} (NUMBA_NUM_THREADS)")

@@ -144,14 +144,11 @@ def _activate(h, act):
             h[j] = max(h[j], np.float32(0.0))
 
 
-@njit(cache=True, error_model="numpy", fastmath=FAST)
-def row_move(row, mrow, k, net, h, g, idx):
-    """(move, gap) of net k on one observation row and legal-move row: the argmax of the
-    logits over the moves its constraint keeps (ties to the lowest id) and the gap between
-    the top two (inf with one move: no forward is run)."""
-    n = constrained_moves(row, mrow, net.bits[k], idx)
-    if n == 1:
-        return idx[0], np.float32(np.inf)
+@njit(cache=True, error_model="numpy", fastmath=FAST, inline="always")
+def hidden_forward(row, k, net, h, g):
+    """The hidden layers of net k on one observation row, in the work rows h and g: returns
+    the one of them that holds the last layer. The one layer code of the nets played in
+    numba: row_move's policy head and core/leaf_value.py's value head both read it."""
     w0, b0 = net.w0[k], net.b0[k]
     for j in range(h.shape[0]):
         h[j] = b0[j]
@@ -173,6 +170,18 @@ def row_move(row, mrow, k, net, h, g, idx):
             dst[j] = acc
         _activate(dst, net.act)
         src, dst = dst, src
+    return src
+
+
+@njit(cache=True, error_model="numpy", fastmath=FAST)
+def row_move(row, mrow, k, net, h, g, idx):
+    """(move, gap) of net k on one observation row and legal-move row: the argmax of the
+    logits over the moves its constraint keeps (ties to the lowest id) and the gap between
+    the top two (inf with one move: no forward is run)."""
+    n = constrained_moves(row, mrow, net.bits[k], idx)
+    if n == 1:
+        return idx[0], np.float32(np.inf)
+    src = hidden_forward(row, k, net, h, g)
     wa, ba = net.wa[k], net.ba[k]
     top, second, arg = -np.inf, -np.inf, -1
     for m in range(n):
