@@ -166,3 +166,14 @@ def test_a_leaf_on_two_threads_plays_the_same_moves(leaf_file):
     real2, _, n2 = moves_on_twins(f"search:{FAST},leaf={leaf_file},threads=2", 2, ticks=(20,))
     assert n1 == n2 > 10
     np.testing.assert_array_equal(real1, real2)
+
+
+def test_leaf_value_without_a_shipped_net_is_refused_in_one_line(monkeypatch, tmp_path):
+    import agents.search.leaf as leaf_module
+    monkeypatch.setattr(leaf_module, "LEAF_FILE", tmp_path / "leaf_value.npz")
+    with pytest.raises(ValueError) as err:
+        make_agent("search:leaf=value")
+    msg = str(err.value)
+    assert "\n" not in msg and "leaf=value: no leaf value net is shipped" in msg
+    write_leaf(tmp_path / "leaf_value", leaf_arrays())          # shipped: it is read
+    assert make_agent("search:leaf=value").leaf_net.wa.shape == (1, 1, 16)
