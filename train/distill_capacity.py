@@ -22,6 +22,8 @@ searched rows where search's move differs from the net's labelled move); distill
 (z = 1 targets) and `gain_figures`. Deterministic: seeded torch and numpy, --threads torch
 threads (default 2). A two-layer fresh net is saved as one safe-format model (--save: the
 start's and fresh's layers side by side, block-diagonal, the heads summed: the same logits).
+--net-move-input is a diagnostic of inputs: the fresh net also reads a one-hot of the net's
+labelled move (the start's own choice); such a net is not a playable model.
 
   nice python -m train.distill_capacity --hidden 512,512 --epochs 10 --out runs/distill9/w512x2
 """
@@ -60,6 +62,9 @@ def parser():
     p.add_argument("--seed", type=int, default=9)
     p.add_argument("--threads", type=int, default=2)
     p.add_argument("--save", action="store_true", help="save the model (two-layer nets)")
+    p.add_argument("--net-move-input", action="store_true", help="a diagnostic of inputs: the "
+                   "fresh net also reads a one-hot of the net's labelled move (the start's "
+                   "own choice; not a playable model)")
     p.add_argument("--out", required=True, help="a new or empty folder for results.json")
     return p
 
@@ -80,8 +85,8 @@ def check(a):
     for name in ("kappa", "kl", "weight_decay"):
         if not getattr(a, name) >= 0:
             raise ValueError(f"--{name.replace('_', '-')} {getattr(a, name)} must be >= 0")
-    if a.save and (a.evaluate or len(hidden) != 2):
-        raise ValueError("--save takes a two-layer --hidden and no --evaluate")
+    if a.save and (a.evaluate or len(hidden) != 2 or a.net_move_input):
+        raise ValueError("--save takes a two-layer --hidden, no --evaluate, no --net-move-input")
     for f in [*(a.labels or LABELS), a.start, *([a.evaluate] if a.evaluate else [])]:
         if not Path(f).exists():
             raise ValueError(f"{f!r} does not exist")
@@ -94,9 +99,14 @@ def check(a):
 def load(folders):
     """(labels merged, is-2-team row mask, the folders' infos)."""
     from agents.training.labels import read_labels
-    from train.expert_iteration import merged
     parts = [read_labels(f) for f in folders]
-    lab, infos = merged(parts)
+    infos = [{k: i[k] for k in ("formats", "deals", "rows", "seed", "net_sha256",
+                                "observation")} for i, _ in parts]
+    K = max(p["candidates"].shape[1] for _, p in parts)
+    pad = {"candidates": -1, "gains": 0, "se": 0}     # train.expert_iteration.merged's
+    lab = {k: np.concatenate([np.pad(p[k], ((0, 0), (0, K - p[k].shape[1])),
+                                     constant_values=pad[k]) if k in pad else p[k]
+                              for _, p in parts]) for k in parts[0][1]}
     two = np.concatenate([np.full(len(p["net_move"]), i["formats"] == ["2teams"])
                           for i, p in parts])
     return lab, two, infos
@@ -108,6 +118,10 @@ class Data:
         from agents.training.distill import gains, targets
         from nertz_env.actions import N_ACTIONS
         self.obs = torch.from_numpy(np.ascontiguousarray(lab["obs"], np.float32))
+        if a.net_move_input:                   # the fresh net's extra input (the anchor slices)
+            hot = torch.zeros((len(self.obs), N_ACTIONS))
+            hot[torch.arange(len(self.obs)), torch.from_numpy(lab["net_move"].astype(np.int64))] = 1
+            self.obs = torch.cat([self.obs, hot], dim=1)
         self.legal = torch.from_numpy(np.unpackbits(lab["legal"], axis=1, count=N_ACTIONS)
                                       .astype(bool))
         self.gm, self.at, self.diff, self.w = (torch.from_numpy(x) for x in gains(lab, a.s0))
@@ -183,6 +197,20 @@ def fresh_net(sizes, out, seed):
     return net
 
 
+def sliced(anchor, width: int):
+    """The anchor reading the first `width` floats of a row (--net-move-input's rows)."""
+    import torch
+
+    class Sliced(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.inner = anchor
+
+        def forward(self, x):
+            return self.inner(x[:, :width])
+    return Sliced()
+
+
 def residual(anchor, fresh):
     import torch
 
@@ -226,6 +254,9 @@ def run(a, hidden, staging, log=print) -> dict:
     anchor, meta = load_actor(a.start)
     for p in anchor.parameters():
         p.requires_grad_(False)
+    bare = anchor
+    if a.net_move_input:
+        anchor = sliced(anchor, meta["observation_size"])
     held = np.flatnonzero(d.held)
     rec = {"command": " ".join([PROG, *sys.argv[1:]]), "labels": infos,
            "config": {k: v for k, v in vars(a).items() if k != "out"},
@@ -237,7 +268,7 @@ def run(a, hidden, staging, log=print) -> dict:
         rec["seconds"] = time.time() - t0
         log(json.dumps({"held": rec["held"], "train_sample": rec["train_sample"]}))
         return rec
-    fresh = fresh_net([meta["observation_size"], *hidden], meta["action_size"], a.seed)
+    fresh = fresh_net([int(d.obs.shape[1]), *hidden], meta["action_size"], a.seed)
     actor = residual(anchor, fresh)
     rec["fresh_parameters"] = int(sum(p.numel() for p in fresh.parameters()))
     opt = torch.optim.AdamW(fresh.parameters(), lr=a.lr, weight_decay=a.weight_decay)
@@ -270,7 +301,7 @@ def run(a, hidden, staging, log=print) -> dict:
         m = dict(meta, architecture=dict(meta["architecture"],
                                           hidden=[w + meta["architecture"]["hidden"][0]
                                                   for w in hidden]))
-        save_distilled(merged_sequential(anchor, fresh), m, Path(staging) / "model.npz",
+        save_distilled(merged_sequential(bare, fresh), m, Path(staging) / "model.npz",
                        {"algorithm": "expert_iteration_capacity", "start": a.start,
                         "labels": [i["formats"] for i in infos], **rec["config"]})
     rec["seconds"] = time.time() - t0
