@@ -59,6 +59,8 @@ def parser():
     p.add_argument("--s0", type=float, default=0.5)
     p.add_argument("--kl", type=float, default=1.0)
     p.add_argument("--weight-decay", type=float, default=0.0, help="AdamW decay")
+    p.add_argument("--train-share", type=int, default=9, help="train on the deals with deal "
+                   "%% 10 in 1..N only (a learning curve; default all 9 tenths)")
     p.add_argument("--seed", type=int, default=9)
     p.add_argument("--threads", type=int, default=2)
     p.add_argument("--save", action="store_true", help="save the model (two-layer nets)")
@@ -76,6 +78,8 @@ def check(a):
         hidden = []
     if not hidden or min(hidden) < 1 or len(hidden) > 4:
         raise ValueError(f"--hidden {a.hidden!r} must be 1-4 comma-separated widths >= 1")
+    if not 1 <= a.train_share <= 9:
+        raise ValueError(f"--train-share {a.train_share} must be 1..9")
     for name in ("epochs", "batch", "threads"):
         if getattr(a, name) < 1:
             raise ValueError(f"--{name} {getattr(a, name)} must be >= 1")
@@ -131,7 +135,7 @@ class Data:
         self.dev = torch.from_numpy(lab["searched"] & (lab["search_move"] != lab["net_move"]))
         self.held = lab["deal"] % 10 == 0
         self.two = two
-        train = np.flatnonzero(~self.held)
+        train = np.flatnonzero(~self.held & (lab["deal"] % 10 <= a.train_share))
         self.train = train
         self.train_probe = np.sort(np.random.default_rng(0).choice(train, min(50_000, train.size),
                                                                   replace=False))
