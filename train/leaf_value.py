@@ -193,10 +193,13 @@ def main(argv=None) -> int:
 
     from agents.arena.outdir import run_folder
     from agents.learned.weights import save_weights
+    from nertz_env.optional import require
+    from train.common import exit_status
     a = parse(sys.argv[1:] if argv is None else argv)
     command = "python -m train.leaf_value " + " ".join(sys.argv[1:] if argv is None else argv)
     t0 = time.time()
     try:
+        require("torch", "train", "python -m train.leaf_value")     # before any work
         with run_folder(a.out, command=command) as staging:
             parts, report = [], {"command": command, "seed": a.seed, "every": a.every,
                                  "hidden": a.hidden, "epochs": a.epochs, "scale": SCALE,
@@ -223,9 +226,9 @@ def main(argv=None) -> int:
                     "r2_held_out": [report["teams"][k]["r2_held_out"] for k in report["teams"]]}
             save_weights(Path(staging) / "leaf_value", meta_of(a.hidden, prov), arrays)
             (Path(staging) / "report.json").write_text(json.dumps(report, indent=2) + "\n")
-    except ValueError as err:
-        print(f"python -m train.leaf_value: error: {err}", file=sys.stderr)
-        return 2
+    except (ValueError, OSError, KeyboardInterrupt) as err:
+        return exit_status(err, "python -m train.leaf_value", "nothing written: --out is "
+                           "written whole or not at all")
     print(json.dumps(report["teams"], indent=1))
     return 0
 

@@ -30,6 +30,26 @@ def test_a_used_out_is_refused_before_any_work(tmp_path, capsys):
     assert sorted(p.name for p in out.iterdir()) == ["keep.txt"]
 
 
+def test_without_torch_one_line_before_any_work(tmp_path, capsys, monkeypatch):
+    """Without the [train] extra: one line naming what is missing and the install line, exit
+    2, nothing written."""
+    import builtins
+    real = builtins.__import__
+
+    def no_torch(name, *args, **kw):
+        if name == "torch" or name.startswith("torch."):
+            raise ImportError("No module named 'torch'")
+        return real(name, *args, **kw)
+
+    monkeypatch.setattr(builtins, "__import__", no_torch)
+    monkeypatch.delitem(__import__("sys").modules, "torch", raising=False)
+    out = tmp_path / "new"
+    assert leaf_value.main(["--out", str(out)] + TINY) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "needs torch" in err and ".[train]" in err
+    assert not out.exists()
+
+
 def test_bad_options_are_one_line(capsys):
     with pytest.raises(SystemExit) as err:
         leaf_value.main(["--out", "x", "--hidden", "8,zero"])
@@ -38,6 +58,7 @@ def test_bad_options_are_one_line(capsys):
 
 
 def test_same_seed_same_weights_and_search_reads_them(tmp_path):
+    pytest.importorskip("torch")                   # the [train] extra (CI's first pass lacks it)
     for name in ("a", "b"):
         assert leaf_value.main(["--out", str(tmp_path / name)] + TINY) == 0
     a, b = tmp_path / "a", tmp_path / "b"
