@@ -199,8 +199,8 @@ def main(argv=None) -> int:
     command = "python -m train.leaf_value " + " ".join(sys.argv[1:] if argv is None else argv)
     t0 = time.time()
     try:
-        require("torch", "train", "python -m train.leaf_value")     # before any work
-        with run_folder(a.out, command=command) as staging:
+        with run_folder(a.out, command=command) as staging:      # a used --out: refused
+            require("torch", "train", "python -m train.leaf_value")  # then before any work
             parts, report = [], {"command": command, "seed": a.seed, "every": a.every,
                                  "hidden": a.hidden, "epochs": a.epochs, "scale": SCALE,
                                  "pool": list(DEFAULT_POOL), "teams": {}}
