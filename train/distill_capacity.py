@@ -102,15 +102,9 @@ def check(a):
 
 def load(folders):
     """(labels merged, is-2-team row mask, the folders' infos)."""
-    from agents.training.labels import read_labels
+    from agents.training.labels import merge_labels, read_labels
     parts = [read_labels(f) for f in folders]
-    infos = [{k: i[k] for k in ("formats", "deals", "rows", "seed", "net_sha256",
-                                "observation")} for i, _ in parts]
-    K = max(p["candidates"].shape[1] for _, p in parts)
-    pad = {"candidates": -1, "gains": 0, "se": 0}     # train.expert_iteration.merged's
-    lab = {k: np.concatenate([np.pad(p[k], ((0, 0), (0, K - p[k].shape[1])),
-                                     constant_values=pad[k]) if k in pad else p[k]
-                              for _, p in parts]) for k in parts[0][1]}
+    lab, infos = merge_labels(parts)
     two = np.concatenate([np.full(len(p["net_move"]), i["formats"] == ["2teams"])
                           for i, p in parts])
     return lab, two, infos

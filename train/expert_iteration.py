@@ -195,7 +195,8 @@ def generation(out: Path, g: int, prev: str, args, rec: dict) -> dict:
     """Labels, distillation and judgement of generation g (each skipped when done)."""
     from agents.judging.head_to_head import head_to_head
     from agents.training.distill import DistillConfig, distill, save_distilled
-    from agents.training.labels import net_observation, read_labels, write_labels
+    from agents.training.labels import (merge_labels, net_observation, read_labels,
+                                        write_labels)
     from nertz_env.files import json_loads_bounded, read_capped, write_json
     gdir = out / f"gen{g}"
     gdir.mkdir(parents=True, exist_ok=True)
@@ -217,13 +218,13 @@ def generation(out: Path, g: int, prev: str, args, rec: dict) -> dict:
                      ray_address=None if args.ray in (None, "local") else args.ray, log=log)
     model = gdir / "model.npz"
     if not (gdir / "distill.json").is_file():
-        lab, infos = merged([read_labels(labels / fmt) for fmt in fm])
+        lab, infos = merge_labels([read_labels(labels / fmt) for fmt in fm])
         net_obs = net_observation(prev)
         for i in infos:
             if i["observation"] != net_obs:
                 raise ValueError(f"gen{g}: labels of {i['observation']!r} under {labels}, the "
                                  f"net {prev} reads {net_obs!r}")
-        confirm = merged([read_labels(labels / f"{fmt}-confirm") for fmt in fm])[0] \
+        confirm = merge_labels([read_labels(labels / f"{fmt}-confirm") for fmt in fm])[0] \
             if args.confirm else None
         log(f"gen{g}: distilling on {len(lab['net_move'])} rows")
         cfg = DistillConfig(args.epochs, args.batch, args.lr, args.kl, args.z, args.margin,
@@ -326,23 +327,6 @@ def reuse(src: Path, dst: Path, prev: str, deals: int, g: int, args, search: str
     dst.with_name(dst.name + ".partial").rename(dst)
     log(f"gen{g}: labels copied from {src}")
     return True
-
-
-def merged(parts) -> tuple:
-    import numpy as np
-    infos = [{k: i[k] for k in ("formats", "deals", "rows", "seed", "net_sha256",
-                                "observation")}
-             for i, _ in parts]
-    keys = parts[0][1].keys()
-    K = max(p["candidates"].shape[1] for _, p in parts)
-    out = {}
-    for k in keys:
-        arrs = [p[k] for _, p in parts]
-        if k in ("candidates", "gains", "se"):
-            fill = -1 if k == "candidates" else 0
-            arrs = [np.pad(a, ((0, 0), (0, K - a.shape[1])), constant_values=fill) for a in arrs]
-        out[k] = np.concatenate(arrs)
-    return out, infos
 
 
 def main(argv=None) -> int:

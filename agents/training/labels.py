@@ -387,3 +387,18 @@ SHARD_KEYS = {"obs", "legal", "net_move", "deal", "seating", "seat", "hand", "ti
 def targets_free_rows(labels: dict) -> int:
     """Rows search did not search (one candidate): the net's policy to keep, no target."""
     return int((~labels["searched"]).sum())
+
+
+def merge_labels(parts) -> tuple:
+    """(arrays, infos) of several read_labels results (e.g. one per format): the arrays
+    concatenated in order, the candidate-wide ones (candidates, gains, se) padded to the
+    widest with -1 / 0 / 0; infos: each folder's formats, deals, rows, seed, net_sha256 and
+    observation."""
+    infos = [{k: i[k] for k in ("formats", "deals", "rows", "seed", "net_sha256",
+                                "observation")} for i, _ in parts]
+    K = max(p["candidates"].shape[1] for _, p in parts)
+    fill = {"candidates": -1, "gains": 0, "se": 0}
+    out = {k: np.concatenate([np.pad(p[k], ((0, 0), (0, K - p[k].shape[1])),
+                                     constant_values=fill[k]) if k in fill else p[k]
+                              for _, p in parts]) for k in parts[0][1]}
+    return out, infos
