@@ -41,6 +41,7 @@ from nertz_env.envs.seats import SeatDriver
 from nertz_env.table.table import Table
 
 from ..arena.progress import kernel_cached
+from ..arena.seat_loop import sees_seat
 
 SEARCH_GUESS = "2 to 4 minutes on a busy 2-core machine"   # measured 145 s, 215 s
 GAME_GUESS = "about 20 s on a busy 2-core machine"            # measured 16 s, load 7
@@ -145,10 +146,8 @@ def warm_up(session, out=None) -> str | None:
     start = time.monotonic()
     if note:
         print(note, end="", file=out, flush=True)
-    viewers = session.viewers()
-    others = [(bot, seats) for bot, seats in session.players()
-              if all(bot is not v for v, _ in viewers)]
-    rehearse(session.config, viewers, session.seed, others)
+    others = [(bot, seats) for bot, seats in session.players() if not sees_seat(bot)]
+    rehearse(session.config, session.viewers(), session.seed, others)
     if note:
         print(f" done in {time.monotonic() - start:.0f} s", file=out, flush=True)
     return note
