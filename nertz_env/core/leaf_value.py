@@ -104,7 +104,7 @@ def row_value(row, net, h, g):
 def leaf_value(st, prm, scr, e, me, leaf):
     """D_me of slot e (module docstring): team me's predicted relative points to come, from
     every seat's observation of the slot's position (scr.avail must describe it: it does
-    after every tick)."""
+    after every tick). A team's V_t is the mean over its prm.team_size[t] seats."""
     S, T = prm.n_seats, prm.n_teams
     net = NetArrays(leaf.w0, leaf.b0, leaf.wh, leaf.bh, leaf.wa, leaf.ba, leaf.bits, leaf.act,
                     leaf.tie)
@@ -113,10 +113,7 @@ def leaf_value(st, prm, scr, e, me, leaf):
         write_seat_observation(st, prm, scr, e, s, leaf.obs, 0)
         v = row_value(leaf.obs[e, 0], net, leaf.h[e, 0], leaf.h[e, 1])
         t = prm.seat_team[s]
-        n = 0
-        for q in range(S):
-            if prm.seat_team[q] == t:
-                n += 1
+        n = prm.team_size[t]                  # the seats of team t (make_params)
         if t == me:
             d += v / n
         elif T > 1:
