@@ -245,10 +245,10 @@ def rollout(ro: Rollouts, params: Params, horizon: int, lo: int = 0, hi: int | N
     POLICY_NET seats' nets (core/net_policy.py net_arrays), work: their work rows
     (allocate_net_work for at least hi slots; None: allocated here), whose `near` counts
     each slot's near-tie net moves. leaf: a value added at a stop before the hand's end
-    (core/leaf_value.py allocate_leaf, work rows for at least hi slots). ValueError (one line, nothing played) for a negative
-    horizon, a seat out of range, a slot seat without a core bot or net (POLICY_EXTERNAL,
-    POLICY_NET without `net` or with a net index out of range) or a forced move that is
-    illegal in its slot."""
+    (core/leaf_value.py allocate_leaf, work rows for at least hi slots). ValueError (one
+    line, nothing played) for a negative horizon, a seat out of range, a slot seat without
+    a core bot or net (POLICY_EXTERNAL, POLICY_NET without `net` or with a net index out of
+    range) or a forced move that is illegal in its slot."""
     M = ro.state.tick.shape[0]
     hi = M if hi is None else hi
     if not isinstance(horizon, (int, np.integer)) or isinstance(horizon, bool) or horizon < 0:
