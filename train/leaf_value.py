@@ -42,27 +42,12 @@ WEIGHT_DECAY = 0.01       # AdamW's: the targets are mostly noise (held-out R^2 
 
 def shipped_net(config):
     """(NetArrays, int64 [S] each seat's net index) of the shipped `learned` family told
-    `config`'s table: the arrays a `search:opp=learned` agent plays in its rollouts, made the
-    way its rollout_net makes them (agents/search/agent.py: for_table, core_networks, one
-    entry per distinct (net, constraint bits), net_arrays with TIE_GAP), with no search
+    `config`'s table: the arrays a `search:opp=learned` agent plays in its rollouts, by its
+    rollout_net's own function (agents/search/agent.py family_rollout_net), with no search
     agent made. ValueError (one line) where a seat's net cannot be played in the kernel."""
-    from agents.learned.weights import TIE_GAP
     from agents.registry import make_agent
-    from agents.search.agent import kernel_net_problem
-    from nertz_env.core.net_policy import net_arrays
-    picks = make_agent("learned", seed=0).for_table(config).core_networks()
-    if picks is None or any(kernel_net_problem(p) for p, _ in picks):
-        raise ValueError("the shipped `learned` net cannot be played in the rollouts at this "
-                         "table (not a v0 masked MLP)")
-    uniq = []                                  # (policy, bits), each once, in seat order
-    for p, b in picks:
-        if not any(p is q and int(b) == c for q, c in uniq):
-            uniq.append((p, int(b)))
-    net = net_arrays([(p.hidden_layers, p.action_weight, p.action_bias, p.activation, b)
-                      for p, b in uniq], TIE_GAP)
-    index = np.array([next(k for k, (q, c) in enumerate(uniq) if p is q and int(b) == c)
-                      for p, b in picks], np.int64)
-    return net, index
+    from agents.search.agent import family_rollout_net
+    return family_rollout_net(make_agent("learned", seed=0), config, "the shipped `learned` net")
 
 
 def play_hands(teams: int, hands: int, every: int, seed: int):

@@ -81,6 +81,27 @@ def rollout_nets(agent, name: str) -> None:
                              f"{problem}; the rollouts play only v0 masked MLPs")
 
 
+def family_rollout_net(family, config, who: str) -> tuple:
+    """(NetArrays, int64 [S] each seat's net index) of a learned agent (`learned`, `ppo:`)
+    told `config`'s table: its core_networks, one entry per distinct (net, constraint bits) in
+    seat order, net_arrays with TIE_GAP. ValueError (one line, starting with `who`) where a
+    seat's net cannot be played in the rollout kernel."""
+    from ..learned.weights import TIE_GAP
+    picks = family.for_table(config).core_networks()
+    if picks is None or any(kernel_net_problem(p) for p, _ in picks):
+        raise ValueError(f"{who} cannot be played in the rollouts at this table (not a v0 "
+                         "masked MLP)")
+    uniq = []
+    for p, b in picks:
+        if not any(p is q and int(b) == c for q, c in uniq):
+            uniq.append((p, int(b)))
+    net = net_arrays([(p.hidden_layers, p.action_weight, p.action_bias, p.activation, b)
+                      for p, b in uniq], TIE_GAP)
+    index = np.array([next(k for k, (q, c) in enumerate(uniq) if p is q and int(b) == c)
+                      for p, b in picks], np.int64)
+    return net, index
+
+
 def _scored(spec: str) -> ScoredAgent:
     bot = parse_bot(spec)
     return ScoredAgent(bot.style, name=bot.name, **bot.knobs)
@@ -145,19 +166,8 @@ class SearchAgent(Agent):
     def rollout_net(self, config):
         """(NetArrays, int64 [S] each seat's net index) of the net told `config`'s table."""
         if self._net_told[0] is not config:
-            from ..learned.weights import TIE_GAP
-            picks = self.net.for_table(config).core_networks()
-            if picks is None or any(kernel_net_problem(p) for p, _ in picks):
-                raise ValueError(f"agent {self.name!r}: rollout/opp=learned cannot be played "
-                                 "in the rollouts at this table (not a v0 masked MLP)")
-            uniq = []
-            for p, b in picks:
-                if not any(p is q and int(b) == c for q, c in uniq):
-                    uniq.append((p, int(b)))
-            net = net_arrays([(p.hidden_layers, p.action_weight, p.action_bias, p.activation,
-                               b) for p, b in uniq], TIE_GAP)
-            index = np.array([next(k for k, (q, c) in enumerate(uniq) if p is q and int(b) == c)
-                              for p, b in picks], np.int64)
+            net, index = family_rollout_net(self.net, config, f"agent {self.name!r}: "
+                                            "rollout/opp=learned")
             self._net_told = (config, (net, index))
         return self._net_told[1]
 
