@@ -18,23 +18,42 @@ from nertz_env.core.observe import OBS_DIM
 LEAF_FILE = Path(__file__).with_name("leaf_value.npz")
 
 
+def leaf_problem(meta: dict) -> str | None:
+    """Why a safe-format model (load_weights' meta) is not a leaf value net, or None."""
+    arch = meta["architecture"]
+    if meta.get("observation") not in (None, "v0") or meta["observation_size"] != OBS_DIM:
+        return (f"it reads the {meta.get('observation') or 'v0'} observation "
+                f"({meta['observation_size']} values), not the {OBS_DIM}-value v0 one")
+    if meta["action_size"] != 1 or arch["action_net"] != "unmasked":
+        return (f"it has {meta['action_size']} {arch['action_net']} outputs (a move "
+                "policy?), not one unmasked value")
+    role = (meta.get("provenance") or {}).get("role")
+    if role != "leaf-value":
+        return ("it has no provenance role" if role is None else
+                f"its provenance role is {role!r}") + ", not 'leaf-value'"
+    return None
+
+
 def load_leaf(value: str, name: str) -> NetArrays:
     """The NetArrays of leaf=`value` (value or PATH.npz) for agent `name`; ValueError (one
-    line) naming the file and what is wrong."""
+    line, naming the agent, leaf= and the file) for a file that is missing, unreadable, not
+    the safe format or not a leaf value net (leaf_problem)."""
     from ..learned.weights import load_weights
     path = LEAF_FILE if value == "value" else Path(value)
+    where = f"agent {name!r}: leaf={value}"
     if value == "value" and not LEAF_FILE.exists():
-        raise ValueError(f"agent {name!r}: leaf=value: no leaf value net is shipped "
-                         f"({LEAF_FILE.name} beside agents/search/leaf.py); give a leaf net's "
-                         "PATH.npz (python -m train.leaf_value writes one)")
-    meta, arrays = load_weights(path)
-    prov = meta.get("provenance") or {}
-    if (meta["action_size"] != 1 or meta["architecture"]["action_net"] != "unmasked"
-            or meta["observation_size"] != OBS_DIM
-            or meta.get("observation") not in (None, "v0")
-            or prov.get("role") != "leaf-value"):
-        raise ValueError(f"agent {name!r}: leaf={value}: {str(path)!r} is not a leaf value "
-                         f"net (a {OBS_DIM}-value v0 MLP with one unmasked output and "
+        raise ValueError(f"{where}: no leaf value net is shipped ({LEAF_FILE.name} beside "
+                         "agents/search/leaf.py); give a leaf net's PATH.npz (python -m "
+                         "train.leaf_value writes one)")
+    try:
+        meta, arrays = load_weights(path)
+    except ValueError as err:        # load_weights' words name the file (and which one)
+        why = str(err).removeprefix(f"model {str(path)!r}: ")
+        raise ValueError(f"{where}: {why}".replace("\n", "\\n")) from None
+    problem = leaf_problem(meta)
+    if problem:
+        raise ValueError(f"{where}: {str(path)!r} is not a leaf value net: {problem} (a leaf "
+                         f"net is a {OBS_DIM}-value v0 MLP with one unmasked output and "
                          "provenance role leaf-value, as train/leaf_value.py writes)")
     n = len(meta["architecture"]["hidden"])
     hidden = [(arrays[f"hidden{i}_weight"].T, arrays[f"hidden{i}_bias"]) for i in range(n)]

@@ -27,23 +27,30 @@ leaf=value adds, where a rollout stops at its horizon before the hand's end, a v
 estimate of the relative points still to come (nertz_env/core/leaf_value.py, on every seat's
 observation in the sampled world; agents/search/leaf.py reads the net); leaf=PATH.npz a leaf
 net of one's own (train/leaf_value.py writes them); none (default): the horizon's points.
+Every bad option is ONE line naming it and what is allowed: ints in ASCII digits, margin and
+se plain decimals (0.5, 1e-3; margin inf), an unknown option with the nearest name (checked).
 """
 from __future__ import annotations
 
-import math
+import difflib
+import re
+from pathlib import PurePath
 from typing import NamedTuple
 
 import numba
 
-from nertz_env.bot_specs import STYLES, parse_bot
+from nertz_env.bot_specs import KNOB_NAMES, STYLES, parse_bot
 from nertz_env.core.worlds import BELIEFS
 
-from ..specs import checked_options
+from ..specs import spec_options
 
 SEARCH_OPTIONS = ("base", "opp", "rollout", "worlds", "horizon", "belief", "margin", "se",
                   "seed", "cheat", "threads", "leaf")
 NET_BASES = ("learned",)     # the shipped family: a base move, or a net in the rollouts
 MAX_WORLDS = 1024
+MAX_HORIZON = 10**6          # ticks (end: to the hand's end)
+MAX_SEED = 2**63 - 1
+NUMBER = re.compile(r"(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?|inf", re.ASCII)    # margin, se
 TABLE_WORLDS = {2: 32}       # worlds left out: by the table's teams (table_worlds)
 MANY_TEAMS_WORLDS = 64       # ... at 3 or more teams
 LEAVES = ("none", "value")   # leaf=: none, the shipped value net, or a net's PATH.npz
@@ -81,23 +88,54 @@ def bot_spec(spec: str, key: str, value: str) -> str:
     text = f"heuristic:style={value}" if value in STYLES and value != "greedy" else value
     try:
         bot = parse_bot(text)
-    except ValueError:
+    except ValueError as err:
+        if text.startswith("heuristic:"):        # parse_bot's words: the style or knob at fault
+            why = str(err).removeprefix(f"agent {text!r}: ")
+            raise ValueError(f"agent {spec!r}: {key}={value!r}: {why}") from None
         bot = None
     if bot is None or bot.kind == "random":
+        hint = "; left out, rollout plays the base" if (key, value) == ("rollout", "base") else ""
         raise ValueError(f"agent {spec!r}: {key}={value!r} must be a core bot the rollouts "
-                         f"play: {BOT_WORDS}, or learned (the shipped net)")
+                         f"play: {BOT_WORDS}, or learned (the shipped net){hint}")
     return text
 
 
 def _int(spec, key, value, lo, hi, what):
-    if not value.isdigit() or not lo <= int(value) <= hi:
+    if not (value.isascii() and value.isdigit()) or not lo <= int(value) <= hi:
         raise ValueError(f"agent {spec!r}: {key}={value!r} must be {what}")
     return int(value)
 
 
+def _number(spec, key, value, what, finite=False) -> float:
+    """A plain decimal number >= 0 (0.5, 1e-3; inf unless `finite`), else one line."""
+    x = float(value) if NUMBER.fullmatch(value) else -1.0
+    if x < 0 or (finite and x == float("inf")):
+        raise ValueError(f"agent {spec!r}: {key}={value!r} must be {what}")
+    return x
+
+
+def checked(spec: str, rest: str) -> dict:
+    """{key: value} of the options, each one of SEARCH_OPTIONS: an unknown one is one line
+    with the nearest name (a misspelling, another case) or, for a heuristic knob, why it
+    cannot follow base=."""
+    opts = spec_options(spec, rest)
+    unknown = sorted(set(opts) - set(SEARCH_OPTIONS))
+    if unknown:
+        key = unknown[0]
+        near = difflib.get_close_matches(key.lower(), SEARCH_OPTIONS, 1, 0.7) or sorted(
+            (o for o in SEARCH_OPTIONS if key.lower().startswith(o)), key=len)[-1:]
+        hint = f" (did you mean {near[0]!r}?)" if near else ""
+        if key in KNOB_NAMES or key == "style":
+            hint = (" (a heuristic bot's knob: a comma ends base's spec, so base holds one "
+                    f"knob or style, e.g. base=heuristic:{key}=V)")
+        raise ValueError(f"agent {spec!r}: unknown option {key!r}{hint}; search options are "
+                         + ", ".join(SEARCH_OPTIONS))
+    return opts
+
+
 def parse_options(spec: str, rest: str) -> SearchOptions:
     """SearchOptions of `search[:OPTIONS]` (rest: the text after 'search:')."""
-    opts = checked_options(spec, rest, "search", SEARCH_OPTIONS)
+    opts = checked(spec, rest)
     base = bot_spec(spec, "base", opts.get("base", "river-builder"))
     rollout = opts.get("rollout")
     if rollout is None:
@@ -110,26 +148,16 @@ def parse_options(spec: str, rest: str) -> SearchOptions:
     worlds = None if worlds is None else _int(spec, "worlds", worlds, 1, MAX_WORLDS,
                                               f"an int from 1 to {MAX_WORLDS}")
     h = opts.get("horizon", "40")
-    horizon = 0 if h == "end" else _int(spec, "horizon", h, 1, 10**6,
-                                        "an int >= 1 (ticks) or end")
+    horizon = 0 if h == "end" else _int(spec, "horizon", h, 1, MAX_HORIZON,
+                                        f"an int >= 1 (ticks) or end, at most {MAX_HORIZON}")
     belief = opts.get("belief", "memory")
     if belief not in BELIEFS:
         raise ValueError(f"agent {spec!r}: belief={belief!r} must be memory, uniform or "
                          "oracle (oracle with cheat=yes)")
-    try:
-        margin = float(opts.get("margin", "0"))
-    except ValueError:
-        margin = math.nan
-    if math.isnan(margin) or margin < 0:
-        raise ValueError(f"agent {spec!r}: margin={opts['margin']!r} must be a number >= 0 "
-                         "(points; inf: always the base move)")
-    try:
-        se = float(opts.get("se", "0"))
-    except ValueError:
-        se = math.nan
-    if math.isnan(se) or se < 0 or math.isinf(se):
-        raise ValueError(f"agent {spec!r}: se={opts['se']!r} must be a finite number >= 0 "
-                         "(standard errors; 0: the margin alone)")
+    margin = _number(spec, "margin", opts.get("margin", "0"), "a number >= 0 such as 0.5 "
+                     "or 1e-3 (points; inf: always the base move)")
+    se = _number(spec, "se", opts.get("se", "0"), "a finite number >= 0 such as 1 or 0.5 "
+                 "(standard errors; 0: the margin alone)", finite=True)
     if se > 0 and worlds is not None and worlds < 2:
         raise ValueError(f"agent {spec!r}: se={opts['se']!r} needs worlds >= 2 (a standard "
                          "error over one world is not defined)")
@@ -137,7 +165,8 @@ def parse_options(spec: str, rest: str) -> SearchOptions:
     threads = _int(spec, "threads", opts.get("threads", "1"), 1, most,
                    f"an int from 1 to {most} (this machine's NUMBA_NUM_THREADS)")
     seed = opts.get("seed")
-    seed = None if seed is None else _int(spec, "seed", seed, 0, 2**63 - 1, "an int >= 0")
+    seed = None if seed is None else _int(spec, "seed", seed, 0, MAX_SEED,
+                                          f"an int >= 0, at most {MAX_SEED} (2**63 - 1)")
     cheat = opts.get("cheat", "no")
     if cheat not in ("yes", "no"):
         raise ValueError(f"agent {spec!r}: cheat={cheat!r} must be yes or no")
@@ -145,8 +174,9 @@ def parse_options(spec: str, rest: str) -> SearchOptions:
         raise ValueError(f"agent {spec!r}: belief=oracle reads the true hidden cards (a "
                          "ceiling, not a player); write cheat=yes to allow it")
     leaf = opts.get("leaf", "none")
-    if leaf not in LEAVES and not (leaf.endswith(".npz") and len(leaf) > 4):
+    if leaf not in LEAVES and not (PurePath(leaf).suffix == ".npz" and leaf.isprintable()):
         raise ValueError(f"agent {spec!r}: leaf={leaf!r} must be none (the horizon's relative "
-                         "points), value (the shipped leaf value net) or a leaf net's PATH.npz")
+                         "points), value (the shipped leaf value net) or a leaf net's PATH.npz "
+                         "(printable, NAME.npz with NAME.json beside it)")
     return SearchOptions(base, opp, worlds, horizon, belief, margin, seed, cheat == "yes", se,
                          threads, rollout, leaf)
