@@ -26,6 +26,7 @@ import numpy as np
 from nertz_env.actions import N_ACTIONS
 from nertz_env.core.observe import OBS_DIM
 from nertz_env.files import json_loads_bounded, zip_member_capped
+from nertz_env.files.bounded import read_fault
 from nertz_env.optional import require
 
 from .weights import (FORMAT, MAX_LAYERS, MAX_PARAMS, MAX_WIDTH, VERSION, array_names,
@@ -81,8 +82,8 @@ def read_data(path) -> dict:
                     raise ValueError(f"{what}: member {info.filename!r} would inflate to "
                                      f"{info.file_size:,} bytes; refused")
             raw = zip_member_capped(zf, "data", MAX_DATA, what)
-    except OSError as exc:
-        raise ValueError(f"{what} could not be read ({_why(exc)})") from None
+    except OSError as exc:             # permission, I/O: an OSError, exit 1 (bounded.read_fault)
+        raise read_fault(exc, p, "ppo model") from None
     except zipfile.BadZipFile as exc:
         raise ValueError(f"{what} is not an SB3 model zip ({type(exc).__name__}: "
                          f"{_why(exc)})") from None

@@ -42,8 +42,9 @@ from pathlib import Path
 
 import numpy as np
 
-from nertz_env.files import read_capped, write_bytes
-from nertz_env.files.bounded import ZIP_ERRORS, json_loads_strict, zip_error_text
+from nertz_env.files import open_regular, read_capped, write_bytes
+from nertz_env.files.bounded import (NO_FILE, ZIP_ERRORS, json_loads_strict, read_fault,
+                                     zip_error_text)
 
 from .observation import check_observation
 
@@ -233,29 +234,21 @@ def rules_problem(rules):
 
 def file_problem(path):
     """Why `path` cannot be read as a model file ("not found", "is a directory", "is not a
-    regular file"), or None. Only stat()s it: a FIFO is never opened, so nothing hangs."""
+    regular file"), or None. Only stat()s it: a FIFO is never opened, so nothing hangs. A
+    stat the system refuses (permission, an I/O error) is an OSError naming it (exit 1)."""
     try:
         mode = os.stat(path).st_mode
     except FileNotFoundError:
         return "not found"
     except OSError as err:
+        if err.errno not in NO_FILE:
+            raise read_fault(err, path, "model file") from None
         return f"cannot be read ({err.strerror or err})"
     if stat.S_ISDIR(mode):
         return "is a directory, not a file"
     if not stat.S_ISREG(mode):
         return "is not a regular file (a FIFO, socket or device is never opened)"
     return None
-
-
-def _open_regular(path, what: str):
-    """An open binary file of `path`, a regular file (opened without blocking, so a FIFO
-    swapped in after file_problem still cannot hang the reader)."""
-    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
-    fh = os.fdopen(fd, "rb")
-    if not stat.S_ISREG(os.fstat(fd).st_mode):
-        fh.close()
-        raise ValueError(f"{what} {str(path)!r} is not a regular file")
-    return fh
 
 
 def _zip_directory(fh, size: int):
@@ -322,9 +315,10 @@ def load_weights(path) -> tuple:
     """(meta, {name: float32 array}) of a model in the safe format, read under caps; any
     fault (missing, a directory or FIFO, too large, not the format, a key twice, an array of
     another dtype or shape, an extra or missing array, a non-finite weight) is a ValueError
-    naming the file. What the JSON declares bounds everything read after it: at most
-    MAX_PARAMS parameters, each array's header checked against its declared shape before
-    any of its data is inflated."""
+    naming the file (exit 2); a file there the system will not let be read (permission, an
+    I/O error) is an OSError naming it (exit 1, bounded.read_fault). What the JSON declares
+    bounds everything read after it: at most MAX_PARAMS parameters, each array's header
+    checked against its declared shape before any of its data is inflated."""
     npz, js = weight_files(path)
     for f in (npz, js):
         problem = file_problem(f)
@@ -335,7 +329,7 @@ def load_weights(path) -> tuple:
                                         f"model description {str(js)!r}"), f"model {str(js)!r}")
     shapes = array_shapes(meta)
     what = f"model weights {str(npz)!r}"
-    with _open_regular(npz, "model weights") as fh:
+    with open_regular(npz, "model weights") as fh:     # no FIFO swapped in can hang it
         size = os.fstat(fh.fileno()).st_size
         if size > MAX_NPZ:
             raise ValueError(f"{what} is larger than {MAX_NPZ / 2**20:g} MiB, the most this "

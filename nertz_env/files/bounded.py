@@ -6,9 +6,12 @@ deep one is a ValueError, not a RecursionError traceback) and its integers only 
 (a 5,000-digit one is refused naming its field, not Python's int-conversion error). A path
 is read only when it names a regular file (`check_regular`: a FIFO, socket or device is
 never opened, so nothing hangs). Every refusal is a ValueError naming what was read (`what`)
-and the limit."""
+and the limit. A path that names no file (missing, a directory, through a file) is a
+ValueError too: bad input, exit 2; an existing file the system will not let be read
+(permission, an I/O error) is an OSError naming the path: exit 1 (`read_fault`)."""
 from __future__ import annotations
 
+import errno
 import json
 import os
 import stat
@@ -46,12 +49,28 @@ def _mb(n: int) -> str:
     return f"{n / 2**20:g} MiB"
 
 
+# errnos of a path that names no file to read: the user's input, not the system, is at fault
+NO_FILE = (errno.ENOENT, errno.ENOTDIR, errno.EISDIR, errno.ELOOP, errno.ENAMETOOLONG)
+
+
+def read_fault(err: OSError, path, what: str = "file") -> Exception:
+    """What a reader raises for `err`, met opening or reading `path` (agents/cli main maps a
+    ValueError to exit 2, an OSError to exit 1): a ValueError where the path names no file
+    (missing, through a file, a directory, a loop of links, a name too long) or `err` is no
+    system error (no errno); an OSError naming the path where an existing file could not be
+    read (permission, an I/O error). Both one line naming `what` and the path."""
+    why = " ".join(str(err.strerror or err).split())[:200]
+    if err.errno is None or err.errno in NO_FILE:
+        return ValueError(f"{what} {str(path)!r}: cannot read it ({why})")
+    return OSError(err.errno, f"cannot read the {what} ({why})", str(path))
+
+
 def check_regular(path, what: str = "file") -> None:
     """Refuse `path` unless it names a regular file (symlinks followed): a directory is a
     ValueError "WHAT 'PATH' is a directory", a FIFO, socket or device one "... is not a
     regular file". Only stat()s the path, so a FIFO is never opened (opening one for reading
     waits for a writer: the reader would hang). A missing or unreadable path is left to the
-    caller's open() (an OSError)."""
+    caller's open (open_regular: a ValueError where it is missing, read_fault)."""
     try:
         mode = os.stat(path).st_mode
     except (OSError, ValueError):           # missing, no permission, a NUL in the name
@@ -67,7 +86,12 @@ def open_regular(path, what: str = "file"):
     """`path` opened for binary reading once check_regular passes, opened without blocking
     and checked again on the open file, so a FIFO swapped in between cannot hang it."""
     check_regular(path, what)
-    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
+    except OSError as err:
+        raise read_fault(err, path, what) from None
+    except ValueError as err:               # a NUL in the name
+        raise ValueError(f"{what} {str(path)!r} is not a path ({err})") from None
     fh = os.fdopen(fd, "rb")
     if not stat.S_ISREG(os.fstat(fd).st_mode):
         fh.close()
@@ -81,7 +105,10 @@ def read_capped(path, max_bytes: int, what: str = "file") -> bytes:
     `max_bytes`, or when `path` is not a regular file (check_regular: a FIFO is never
     opened); never reads more than max_bytes + 1."""
     with open_regular(path, what) as fh:
-        data = fh.read(max_bytes + 1)
+        try:
+            data = fh.read(max_bytes + 1)
+        except OSError as err:                  # EIO and its kin: the system's fault
+            raise read_fault(err, path, what) from None
     if len(data) > max_bytes:
         raise ValueError(f"{what} {str(path)!r} is larger than {_mb(max_bytes)}, the most "
                          "this reader holds; it is refused unread")

@@ -99,7 +99,8 @@ def toml_depth(text: str) -> int:
 def read_toml(path, what: str, max_bytes: int) -> dict:
     """The parsed TOML of the file `path` (`what`: "experiment spec", "recipe", ...): at most
     max_bytes, UTF-8, nested at most MAX_JSON_DEPTH levels; ValueError, one line naming the
-    file, for anything else (a missing or unreadable file included)."""
+    file, for anything else (a missing file or a directory included); an existing file the
+    system will not let be read is read_capped's OSError naming it (bounded.read_fault)."""
     try:
         import tomllib
     except ModuleNotFoundError:  # pragma: no cover - Python 3.10
@@ -117,7 +118,5 @@ def read_toml(path, what: str, max_bytes: int) -> dict:
                          "read") from None
     except UnicodeDecodeError:
         raise ValueError(f"{where}: not UTF-8 text") from None
-    except OSError as err:
-        raise ValueError(f"{where}: cannot read it ({err.strerror or err})") from None
     except tomllib.TOMLDecodeError as err:
         raise ValueError(f"{where}: not valid TOML ({err})") from None

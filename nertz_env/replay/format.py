@@ -104,14 +104,13 @@ class Replay(Playback):
     @classmethod
     def load(cls, path) -> "Replay":
         """Read and validate a replay file under validate.py's caps (ReplayError, a
-        ValueError, naming what is wrong)."""
+        ValueError, naming what is wrong; a file the system will not let be read is an
+        OSError naming it, nertz_env/files/bounded.py read_fault)."""
         path = Path(path)
         where = f"replay file {str(path)!r}"
         try:
             raw = read_capped(path, MAX_FILE_BYTES, "replay file")
-        except OSError as err:
-            raise ReplayError(f"{where}: cannot read it ({err.strerror or err})") from None
-        except ValueError as err:
+        except ValueError as err:      # missing too; an unreadable file stays an OSError (exit 1)
             raise ReplayError(str(err)) from None
         if raw[:2] == b"\x1f\x8b":
             try:

@@ -51,8 +51,8 @@ def test_a_regular_file_and_a_symlink_to_one_are_read(tmp_path):
     p.write_bytes(b"{}")
     (tmp_path / "link.json").symlink_to(p)
     assert read_capped(p, 10) == b"{}" == read_capped(tmp_path / "link.json", 10)
-    with pytest.raises(FileNotFoundError):               # missing: the caller's OSError
-        read_capped(tmp_path / "nope.json", 10)
+    with pytest.raises(ValueError, match="nope.json': cannot read it"):   # missing: bad
+        read_capped(tmp_path / "nope.json", 10)          # input, exit 2 (bounded.read_fault)
 
 
 @pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs os.mkfifo (POSIX)")
