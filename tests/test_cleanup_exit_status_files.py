@@ -14,12 +14,13 @@ import os
 import shutil
 import subprocess
 import sys
+import zipfile
 from pathlib import Path
 
 import pytest
 
 from agents.cli import main as nertz_main
-from nertz_env.files.bounded import read_capped, read_fault
+from nertz_env.files.bounded import read_capped, read_fault, zip_member_capped
 
 ROOT = Path(__file__).resolve().parents[1]
 MODELS = ROOT / "agents" / "learned" / "models"
@@ -63,13 +64,15 @@ MISSING = {"model weights": "m.npz", "model description": "m.json", "ppo model z
 
 
 class _FailingRead:
-    """An open file whose read fails as a bad disk's does (EIO)."""
+    """An open file whose reads before offset `below` fail as a bad disk's do (EIO)."""
 
-    def __init__(self, fh):
-        self._fh = fh
+    def __init__(self, fh, below):
+        self._fh, self._below = fh, below
 
     def read(self, *args):
-        raise OSError(errno.EIO, "Input/output error")
+        if self._fh.tell() < self._below:
+            raise OSError(errno.EIO, "Input/output error")
+        return self._fh.read(*args)
 
     def __getattr__(self, name):
         return getattr(self._fh, name)
@@ -83,9 +86,10 @@ class _FailingRead:
 
 @pytest.fixture
 def deny(monkeypatch):
-    """deny(path, how): opening ("open"), stat()ing ("stat") or reading ("read") `path`
-    fails as the system would fail it (PermissionError; EIO for a read)."""
-    denied = {"open": set(), "stat": set(), "read": set()}
+    """deny(path, how, below): opening ("open"), stat()ing ("stat") or reading ("read", its
+    bytes before `below`) `path` fails as the system would fail it (PermissionError; EIO
+    for a read)."""
+    denied = {"open": set(), "stat": set(), "read": {}}
     real_os_open, real_io_open, real_stat, real_fdopen = os.open, io.open, os.stat, os.fdopen
 
     def hit(how, p) -> bool:
@@ -110,7 +114,8 @@ def deny(monkeypatch):
 
     def fdopen(fd, *a, **k):
         fh = real_fdopen(fd, *a, **k)
-        return _FailingRead(fh) if os.readlink(f"/proc/self/fd/{fd}") in denied["read"] else fh
+        below = denied["read"].get(os.readlink(f"/proc/self/fd/{fd}"))
+        return fh if below is None else _FailingRead(fh, below)
 
     monkeypatch.setattr(os, "open", os_open)
     monkeypatch.setattr(io, "open", io_open)
@@ -118,8 +123,11 @@ def deny(monkeypatch):
     monkeypatch.setattr(os, "stat", os_stat)
     monkeypatch.setattr(os, "fdopen", fdopen)
 
-    def add(path, how="open"):
-        denied[how].add(os.path.realpath(path) if how == "read" else os.path.abspath(path))
+    def add(path, how="open", below=float("inf")):
+        if how == "read":
+            denied["read"][os.path.realpath(path)] = below
+        else:
+            denied[how].add(os.path.abspath(path))
     return add
 
 
@@ -169,6 +177,37 @@ def test_an_io_error_while_reading_is_exit_1(tmp_path, capsys, deny, kind):
     assert "Input/output error" in _one_line_naming(capsys.readouterr().err, path)
 
 
+def test_an_io_error_inside_a_models_zip_member_is_exit_1(tmp_path, capsys, deny):
+    """The .npz's directory (at its end) reads, its first array's data does not: the disk's
+    EIO inside a zip member is exit 1 naming the file, not 'damaged' (exit 2)."""
+    path = _model(tmp_path / "m")
+    deny(path, "read", below=path.stat().st_size - 70_000)
+    assert nertz_main(_h2h(f"ppo:{path}")) == 1
+    assert "Input/output error" in _one_line_naming(capsys.readouterr().err, path)
+
+
+class _Zip:
+    """A zipfile whose member's open fails with `exc`."""
+
+    def __init__(self, exc):
+        self.exc = exc
+
+    def getinfo(self, name):
+        return zipfile.ZipInfo(name)
+
+    def open(self, info):
+        raise self.exc
+
+
+def test_a_zip_member_fault_is_the_disks_or_the_files():
+    with pytest.raises(OSError) as err:
+        zip_member_capped(_Zip(OSError(errno.EIO, "Input/output error")), "data", 10, "zip")
+    assert err.value.errno == errno.EIO
+    for exc in (OSError("Invalid data stream"), zipfile.BadZipFile("Bad CRC-32"), EOFError()):
+        with pytest.raises(ValueError, match="'data' is damaged or unreadable"):
+            zip_member_capped(_Zip(exc), "data", 10, "zip")
+
+
 @pytest.mark.parametrize("make", [lambda d: d, lambda d: _plain(d / "afile") / "x.toml"],
                          ids=["a directory", "through a file"])
 def test_a_path_that_names_no_file_is_exit_2(tmp_path, capsys, make):
@@ -179,7 +218,8 @@ def test_a_path_that_names_no_file_is_exit_2(tmp_path, capsys, make):
 
 def test_read_fault_sorts_by_errno(tmp_path):
     p = tmp_path / "f"
-    for code in (errno.ENOENT, errno.ENOTDIR, errno.EISDIR, errno.ELOOP, errno.ENAMETOOLONG):
+    for code in (errno.ENOENT, errno.ENOTDIR, errno.EISDIR, errno.ELOOP, errno.ENAMETOOLONG,
+                 errno.EINVAL):
         got = read_fault(OSError(code, os.strerror(code)), p, "spec")
         assert type(got) is ValueError and str(p) in str(got), got
     for code in (errno.EACCES, errno.EPERM, errno.EIO):

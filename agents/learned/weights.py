@@ -43,8 +43,8 @@ from pathlib import Path
 import numpy as np
 
 from nertz_env.files import open_regular, read_capped, write_bytes
-from nertz_env.files.bounded import (NO_FILE, ZIP_ERRORS, json_loads_strict, read_fault,
-                                     zip_error_text)
+from nertz_env.files.bounded import (ZIP_ERRORS, json_loads_strict, read_fault, system_fault,
+                                     zip_fault)
 
 from .observation import check_observation
 
@@ -241,7 +241,7 @@ def file_problem(path):
     except FileNotFoundError:
         return "not found"
     except OSError as err:
-        if err.errno not in NO_FILE:
+        if system_fault(err):
             raise read_fault(err, path, "model file") from None
         return f"cannot be read ({err.strerror or err})"
     if stat.S_ISDIR(mode):
@@ -299,8 +299,7 @@ def _read_array(zf, name: str, shape: tuple, what: str, declared: str) -> np.nda
     except _Mismatch as err:
         raise ValueError(str(err)) from None
     except ZIP_ERRORS as exc:     # damaged, encrypted, an unknown compression method
-        raise ValueError(f"{what} {name + '.npy'!r} is damaged or unreadable "
-                         f"({zip_error_text(exc)})") from None
+        raise zip_fault(exc, f"{what} {name + '.npy'!r} is damaged or unreadable") from None
     except ValueError as exc:
         raise ValueError(f"{what}: {name} is not a plain array "
                          f"({' '.join(str(exc).split())})") from None
@@ -315,10 +314,9 @@ def load_weights(path) -> tuple:
     """(meta, {name: float32 array}) of a model in the safe format, read under caps; any
     fault (missing, a directory or FIFO, too large, not the format, a key twice, an array of
     another dtype or shape, an extra or missing array, a non-finite weight) is a ValueError
-    naming the file (exit 2); a file there the system will not let be read (permission, an
-    I/O error) is an OSError naming it (exit 1, bounded.read_fault). What the JSON declares
-    bounds everything read after it: at most MAX_PARAMS parameters, each array's header
-    checked against its declared shape before any of its data is inflated."""
+    naming the file (exit 2), one the system will not let be read (permission, I/O) an
+    OSError naming it (exit 1, bounded.read_fault). What the JSON declares bounds all read
+    after it: at most MAX_PARAMS parameters, each array's header checked first."""
     npz, js = weight_files(path)
     for f in (npz, js):
         problem = file_problem(f)
@@ -330,40 +328,48 @@ def load_weights(path) -> tuple:
     shapes = array_shapes(meta)
     what = f"model weights {str(npz)!r}"
     with open_regular(npz, "model weights") as fh:     # no FIFO swapped in can hang it
-        size = os.fstat(fh.fileno()).st_size
-        if size > MAX_NPZ:
-            raise ValueError(f"{what} is larger than {MAX_NPZ / 2**20:g} MiB, the most this "
-                             "reader holds; it is refused unread")
-        directory = _zip_directory(fh, size)
-        if directory is not None and (directory[0] > _MAX_MEMBERS
-                                      or directory[1] > 1024 * _MAX_MEMBERS):
-            raise ValueError(f"{what} hold {directory[0]:,} entries in a {directory[1]:,}-byte "
-                             f"directory; {js.name} declares {len(shapes)} arrays")
         try:
-            zf = zipfile.ZipFile(fh) if directory is not None else None
-        except (zipfile.BadZipFile, OSError, ValueError, EOFError):
-            zf = None
-        if zf is None:
-            raise ValueError(f"model weights {str(npz)!r} are not an .npz archive")
-        with zf:
-            names = zf.namelist()
-            members = set(names)
-            if len(names) != len(members):
-                twice = next(n for n in names if names.count(n) > 1)
-                raise ValueError(f"{what} hold the member {twice[:80]!r} twice (which one "
-                                 "counts would be a guess); refused")
-            if members != {f"{n}.npy" for n in shapes}:
-                extra = sorted(members - {f"{n}.npy" for n in shapes})
-                raise ValueError(f"{what} hold arrays {sorted(members)}; "
-                                 f"{js.name} declares {sorted(f'{n}.npy' for n in shapes)}"
-                                 + (f" ({extra[0]} is not one of them)" if extra else ""))
-            arrays = {}
-            for name, shape in shapes.items():
-                a = _read_array(zf, name, shape, what, js.name)
-                if not np.isfinite(a).all():
-                    raise ValueError(f"{what}: {name} holds NaN or infinite values")
-                arrays[name] = a
-    return meta, arrays
+            return meta, _read_npz(fh, what, js.name, shapes)
+        except OSError as err:    # the disk's own fault (zip damage is a ValueError): exit 1
+            raise read_fault(err, npz, "model weights") from None
+
+
+def _read_npz(fh, what: str, declared: str, shapes: dict) -> dict:
+    """{name: array} of the open .npz `fh`, every member checked against `shapes`."""
+    size = os.fstat(fh.fileno()).st_size
+    if size > MAX_NPZ:
+        raise ValueError(f"{what} is larger than {MAX_NPZ / 2**20:g} MiB, the most this "
+                         "reader holds; it is refused unread")
+    directory = _zip_directory(fh, size)
+    if directory is not None and (directory[0] > _MAX_MEMBERS
+                                  or directory[1] > 1024 * _MAX_MEMBERS):
+        raise ValueError(f"{what} hold {directory[0]:,} entries in a {directory[1]:,}-byte "
+                         f"directory; {declared} declares {len(shapes)} arrays")
+    try:
+        if directory is None:
+            raise zipfile.BadZipFile("it has no zip end record")
+        zf = zipfile.ZipFile(fh)
+    except (zipfile.BadZipFile, OSError, ValueError, EOFError) as exc:
+        raise zip_fault(exc, f"{what} are not an .npz archive") from None
+    with zf:
+        names = zf.namelist()
+        members = set(names)
+        if len(names) != len(members):
+            twice = next(n for n in names if names.count(n) > 1)
+            raise ValueError(f"{what} hold the member {twice[:80]!r} twice (which one "
+                             "counts would be a guess); refused")
+        if members != {f"{n}.npy" for n in shapes}:
+            extra = sorted(members - {f"{n}.npy" for n in shapes})
+            raise ValueError(f"{what} hold arrays {sorted(members)}; "
+                             f"{declared} declares {sorted(f'{n}.npy' for n in shapes)}"
+                             + (f" ({extra[0]} is not one of them)" if extra else ""))
+        arrays = {}
+        for name, shape in shapes.items():
+            a = _read_array(zf, name, shape, what, declared)
+            if not np.isfinite(a).all():
+                raise ValueError(f"{what}: {name} holds NaN or infinite values")
+            arrays[name] = a
+    return arrays
 
 
 def save_weights(path, meta: dict, arrays: dict) -> tuple:

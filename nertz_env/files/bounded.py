@@ -60,9 +60,25 @@ def read_fault(err: OSError, path, what: str = "file") -> Exception:
     system error (no errno); an OSError naming the path where an existing file could not be
     read (permission, an I/O error). Both one line naming `what` and the path."""
     why = " ".join(str(err.strerror or err).split())[:200]
-    if err.errno is None or err.errno in NO_FILE:
+    if not system_fault(err):
         return ValueError(f"{what} {str(path)!r}: cannot read it ({why})")
     return OSError(err.errno, f"cannot read the {what} ({why})", str(path))
+
+
+def system_fault(exc) -> bool:
+    """Whether `exc` is the system's refusal of a file that is there (an OSError with an
+    errno: permission, an I/O error), not a path naming no file (NO_FILE), a bad argument
+    (EINVAL: a seek a damaged archive asked for) or a damaged stream's (zipfile, bz2 and
+    lzma raise OSErrors without an errno)."""
+    return isinstance(exc, OSError) and exc.errno is not None \
+        and exc.errno not in NO_FILE + (errno.EINVAL,)
+
+
+def zip_fault(exc, text: str) -> Exception:
+    """What a zip reader raises for `exc`, one of ZIP_ERRORS met reading a member: the
+    system's own OSError as it is (system_fault: exit 1, its reader names the file), else a
+    ValueError "TEXT (why)" (a damaged, encrypted or unknown-method member: exit 2)."""
+    return exc if system_fault(exc) else ValueError(f"{text} ({zip_error_text(exc)})")
 
 
 def check_regular(path, what: str = "file") -> None:
@@ -154,8 +170,7 @@ def zip_member_capped(zf, name: str, max_bytes: int, what: str = "zip member") -
         with zf.open(info) as fh:      # zipfile stops at the header's size and checks the CRC
             data = fh.read(max_bytes + 1)
     except ZIP_ERRORS as exc:          # damaged, encrypted, an unknown compression method
-        raise ValueError(f"{what} {name!r} is damaged or unreadable ({zip_error_text(exc)})") \
-            from None
+        raise zip_fault(exc, f"{what} {name!r} is damaged or unreadable") from None
     if len(data) > max_bytes:
         raise ValueError(f"{what} {name!r} inflates to more than {_mb(max_bytes)}; refused")
     return data
