@@ -15,11 +15,13 @@ judge, export,
 ...), each with
 `add_parser(subparsers)` and its command function; common.py holds what they share.
 
-Exit status (EXIT_STATUS, also in `nertz --help`): 0 done; 1 the run failed on a file or
-folder (an OSError, printed on one line naming the path; a run's --out is then left as it
-was); 2 a bad option, value or input file (a ValueError, one line); 130 interrupted (Ctrl-C;
-nothing half-written is kept); 141 its output pipe was closed early (`nertz game | head`:
-no message).
+Exit status (EXIT_STATUS, also in `nertz --help`): 0 done; 1 the system refused a file or
+folder (an OSError: an input there it may not read, permission or I/O, or an output it cannot
+write; printed on one line naming the path; a run's --out is then left as it was); 2 a bad
+option, value or input file (a ValueError, one line: a path that is missing, a directory, not
+a regular file, over its reader's cap or wrong inside; nertz_env/files/bounded.py read_fault
+sorts a reader's OSError into the two); 130 interrupted (Ctrl-C; nothing half-written is
+kept); 141 its output pipe was closed early (`nertz game | head`: no message).
 """
 from __future__ import annotations
 
@@ -29,9 +31,11 @@ from . import experiment, exploit, export, game, judge, play, probe, replay, tou
 from .common import HelpFormatter, Parser, one_line
 
 COMMANDS = (play, game, tournament, experiment, replay, train, exploit, probe, judge, export)
-EXIT_STATUS = ("exit status: 0 done, 1 a file or folder could not be written or read (the "
-               "message names it), 2 a bad option, value or input file, 130 interrupted, 141 "
-               "its output pipe closed early (| head); "
+EXIT_STATUS = ("exit status: 0 done, 1 the system refused a file or folder (an input there "
+               "that may not be read: permission, I/O; an output that cannot be written), 2 a "
+               "bad option or value, or an input file that is missing, a directory, not a "
+               "regular file, too large or wrong inside, 130 interrupted, 141 its output pipe "
+               "closed early (| head); one line names the file or option; "
                "a run's --out folder is complete or left as it was")
 
 
