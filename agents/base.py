@@ -184,16 +184,21 @@ class Pair(Agent):
 def parse_pair(spec: str, rest: str, seed, make_agent) -> Pair:
     """The Pair of `pair:NERTZ&STREAM` (rest = 'NERTZ&STREAM')."""
     parts = rest.split("&")
+    if any(p.strip().partition(":")[0].strip() == "pair" for p in parts):
+        raise ValueError(f"agent {spec!r}: a pair's two members are single agents, not pairs "
+                         "(a pair is pair:NERTZ&STREAM, two agent specs joined by one '&')")
     if len(parts) != 2 or not all(p.strip() for p in parts):
+        found = {1: "one member", 2: "an empty member"}.get(len(parts), f"{len(parts)} members")
         raise ValueError(f"agent {spec!r}: a pair is pair:NERTZ&STREAM, two agent specs joined "
                          "by one '&' (the first holds the Nertz pile, the second the Stream), "
-                         "e.g. pair:learned&heuristic:style=river-builder")
+                         f"e.g. pair:learned&heuristic:style=river-builder; found {found}")
     members = []
+    name = spec if spec.isprintable() else repr(spec)       # one line, whatever the spec
     for p in parts:
         try:
             members.append(make_agent(p.strip(), seed=seed))
         except ValueError as err:            # a member's error names the pair it is in
-            raise ValueError(f"{spec}: {err}") from err.__cause__
+            raise ValueError(f"{name}: {err}") from err.__cause__
     return Pair(*members, name=spec)
 
 

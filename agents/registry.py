@@ -52,9 +52,12 @@ seat-view agent: it plays where a seat view is passed (agents/learned/v1.py).
 
 For rllib, the same: the checkpoint's path, then policy=ID (needed when it holds several
 policies) and deterministic=true|false (agents/learned/rllib.py; loaded without starting
-Ray). Unknown kinds, options and values are ValueErrors naming the spec. In a list of specs
-(split_specs), a comma-separated part KEY=VALUE whose KEY is a plain name belongs to the
-agent before it.
+Ray). Unknown kinds, options and values are ValueErrors naming the spec, one line each: an
+unknown name with the nearest one (learned:Teams=2: did you mean 'teams'?), integers in ASCII
+digits only ('²', '٣', '５' and '1_0' refused, never read as numbers), teams= and model= not
+together, an empty family= or constraint= refused (tests/test_cleanup_spec_hygiene.py). In
+a list of specs (split_specs), a comma-separated part KEY=VALUE whose KEY is a plain name
+belongs to the agent before it.
 
 Core bot specs are parsed by nertz_env/bot_specs.py (parse_bot) and the model kinds' options by
 agents/specs.py (path_options); this module only turns parsed specs into Agent objects.
@@ -69,14 +72,14 @@ from nertz_env.bot_specs import CORE_KINDS, parse_bot
 
 from .base import Agent, SupportsAct
 from .bots import GreedyAgent, HeuristicAgent, RandomAgent, ScoredAgent
-from .specs import AGENT_KINDS, checked_options, path_options, split_specs
+from .specs import AGENT_KINDS, ascii_int, checked_options, nearest, path_options, split_specs
 
 KINDS = AGENT_KINDS
 MODELS_DIR = Path(__file__).resolve().parent / "learned" / "models"    # the shipped models (docs/models.md)
 LEARNED_OPTIONS = ("teams", "deterministic", "device", "model", "family")
 PPO_OPTIONS = ("deterministic", "device", "trust", "constraint")
 _TRUST = {"yes": True, "true": True, "no": False, "false": False}
-_DEVICE = re.compile(r"cpu|auto|cuda(:\d+)?")
+_DEVICE = re.compile(r"cpu|auto|cuda(:[0-9]+)?")      # ASCII digits: \d takes '٣
 _TRAILING_OPTION = re.compile(r"^(.+?):([A-Za-z_]\w*=.*)$")     # ppo:m.zip:deterministic=true
 
 
@@ -91,6 +94,9 @@ def _ppo_agent(spec: str, rest: str, seed=None):
     if trust not in _TRUST:
         raise ValueError(f"agent {spec!r}: trust={opts['trust']!r} must be yes or no (yes: "
                          "SB3's own load, which runs code stored in the file)")
+    if opts.get("constraint") == "":     # left out: the model file's own; none: free
+        raise ValueError(f"agent {spec!r}: constraint= needs a constraint's name, or none to "
+                         "play the model free; leave it out for the one its file names")
     trailing = _TRAILING_OPTION.match(path)
     if trailing and not Path(path).exists() and not Path(f"{path}.zip").exists():
         raise ValueError(f"agent {spec!r}: ppo options follow the path after a comma: "
@@ -119,7 +125,7 @@ def _learned_agent(spec: str, rest: str, seed=None):
     models = shipped_models()
     have = ", ".join(map(str, models)) or "none (reinstall the package)"
     teams = opts.get("teams")
-    if not models or teams is not None and (not teams.isdigit() or int(teams) not in models):
+    if not models or teams is not None and ascii_int(teams) not in models:
         raise ValueError(f"agent {spec!r}: teams={teams!r}: shipped models are for teams "
                          f"{have} (docs/models.md)")
     det = opts.get("deterministic", "true").lower()
@@ -129,6 +135,12 @@ def _learned_agent(spec: str, rest: str, seed=None):
     if opts.get("device", "cpu") != "cpu":
         raise ValueError(f"agent {spec!r}: device={opts['device']!r}: the shipped models play "
                          "in numpy on the CPU; device= takes only cpu")
+    if opts.get("family") == "":
+        raise ValueError(f"agent {spec!r}: family= needs the path of a family JSON "
+                         "(python -m agents.learned.family writes one)")
+    if "teams" in opts and "model" in opts:      # teams= picks the model: model= would be lost
+        raise ValueError(f"agent {spec!r}: teams= plays that team count's model at every "
+                         "table; it takes no model=")
     from .learned.family import read_family, read_family_file
     from .learned.shipped import LearnedAgent, generalist_model
     try:
@@ -146,14 +158,15 @@ def _learned_agent(spec: str, rest: str, seed=None):
     picks = ["per-table"] + (["family"] if family else []) + \
         sorted(set(members) | {"generalist"})
     if model not in picks:
-        raise ValueError(f"agent {spec!r}: model={model!r} must be one of {', '.join(picks)}: "
+        raise ValueError(f"agent {spec!r}: model={model!r}{nearest(model, picks)} must be one "
+                         f"of {', '.join(picks)}: "
                          "family (the member each table's rules pick), per-table (each "
                          "table's own model, the nearest elsewhere) or a model of the family "
                          "at every table (docs/models.md)")
     if model in members:
         general = members[model].path
     try:
-        return LearnedAgent(models, None if teams is None else int(teams),
+        return LearnedAgent(models, None if teams is None else ascii_int(teams),
                             deterministic=det == "true", seed=seed, name=spec,
                             generalist=general if model not in ("per-table", "family")
                             else None, family=family if model == "family" else None)
@@ -199,7 +212,8 @@ def make_agent(spec, seed=None):
     if kind == "search":
         from .search import parse_search
         return parse_search(spec, rest, seed, make_agent)
-    raise ValueError(f"agent {spec!r}: unknown kind {kind!r}; kinds are {', '.join(KINDS)}")
+    raise ValueError(f"agent {spec!r}: unknown kind {kind!r}{nearest(kind, KINDS)}; kinds are "
+                     f"{', '.join(KINDS)}")
 
 
 __all__ = ["KINDS", "Agent", "GreedyAgent", "HeuristicAgent", "RandomAgent", "ScoredAgent",

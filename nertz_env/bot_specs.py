@@ -14,6 +14,8 @@ Builds on core/policies.py only; never imports agents.
 """
 from __future__ import annotations
 
+import difflib
+import re
 from typing import NamedTuple
 
 import numpy as np
@@ -39,34 +41,67 @@ WITHHOLD_STREAM = {"always": WITHHOLD_ALWAYS, "when-useful": WITHHOLD_WHEN_USEFU
                    "never": WITHHOLD_NEVER, "keep": WITHHOLD_KEEP}
 CORE_KINDS = ("random", "greedy", "heuristic")
 KNOB_LIMIT = 1_000_000          # knob values are scores; far beyond any sensible weight
+INTEGER = re.compile(r"([+-]?)0*([0-9]+)")   # ASCII digits only: int() reads '٣', '５', '1_0'
+HUGE_DIGITS = 30                 # more digits: read as 10**30 (int() refuses 4301 raw)
+
+
+def ascii_int(text: str) -> int | None:
+    """The int written in `text` with ASCII digits (an optional sign), else None: spec
+    integers are never read from other scripts' digits ('٣', '５'), superscripts ('²') or
+    with underscores ('1_0'), all of which int() takes or half-takes; one of more than
+    HUGE_DIGITS digits is +-10**HUGE_DIGITS, beyond every cap (so its check says the range)."""
+    m = INTEGER.fullmatch(text) if isinstance(text, str) else None
+    if m is None:
+        return None
+    sign, digits = m.groups()
+    value = 10**HUGE_DIGITS if len(digits) > HUGE_DIGITS else int(digits)
+    return -value if sign == "-" else value
+
+
+def nearest(word: str, choices) -> str:
+    """' (did you mean 'x'?)' for the choice nearest `word` (a misspelling, another case, a
+    '_' for a '-'), or '' when none is near."""
+    w = str(word).strip().lower()
+    near = difflib.get_close_matches(w, list(choices), 1, 0.7) or \
+        difflib.get_close_matches(w.replace("_", "-"), list(choices), 1, 0.7)
+    return f" (did you mean {near[0]!r}?)" if near and near[0] != word else ""
 
 
 def knob_vector(style: str = "balanced", **overrides) -> np.ndarray:
-    """A style's knobs (docs/heuristics.md) with named knobs replaced; ValueError otherwise."""
+    """A style's knobs (docs/heuristics.md) with named knobs replaced; ValueError otherwise.
+    A knob's text is an integer in ASCII digits (withhold_stream also a name)."""
     if style not in STYLES:
-        raise ValueError(f"style {style!r} is unknown; styles are {', '.join(STYLES)}")
+        raise ValueError(f"style {style!r} is unknown{nearest(style, STYLES)}; styles are "
+                         f"{', '.join(STYLES)}")
     knobs = np.array(STYLES[style], np.int64)
     for name, value in overrides.items():
         key = name[2:] if name.startswith("k_") else name
         if key not in KNOB_NAMES:
-            raise ValueError(f"knob {name!r} is unknown; knobs are {', '.join(KNOB_NAMES)}")
+            raise ValueError(f"knob {name!r} is unknown{nearest(name, ('style', *KNOB_NAMES))}"
+                             f"; knobs are {', '.join(KNOB_NAMES)} (and style=STYLE)")
         if key == "withhold_stream" and isinstance(value, str) and value in WITHHOLD_STREAM:
             value = WITHHOLD_STREAM[value]
-        try:
-            if isinstance(value, bool) or isinstance(value, float):
-                raise TypeError
-            v = int(value)
-        except (TypeError, ValueError):
-            allowed = ("always, when-useful, never, keep or 0/1/2/3" if key == "withhold_stream"
-                       else "an integer")
-            raise ValueError(f"knob {key}={value!r} must be {allowed}") from None
+        if isinstance(value, str):
+            v = ascii_int(value)
+        elif isinstance(value, (bool, float)):
+            v = None
+        else:
+            try:
+                v = int(value)
+            except (TypeError, ValueError):
+                v = None
         if key == "withhold_stream" and v not in (0, 1, 2, 3):
+            hint = nearest(value, WITHHOLD_STREAM) if isinstance(value, str) else ""
             raise ValueError(f"knob withhold_stream={value!r} must be always, when-useful, "
-                             "never, keep or 0/1/2/3")
+                             f"never, keep or 0/1/2/3{hint}")
         if key == "withhold_river" and v not in (0, 1):
             raise ValueError(f"knob withhold_river={value!r} must be 0 or 1")
+        if v is None:
+            raise ValueError(f"knob {key}={value!r} must be an integer (ASCII digits, e.g. 20 "
+                             "or -1)")
         if not -KNOB_LIMIT <= v <= KNOB_LIMIT:
-            raise ValueError(f"knob {key}={value!r} must be an integer from {-KNOB_LIMIT} to {KNOB_LIMIT}")
+            raise ValueError(f"knob {key}={value!r} must be an integer from {-KNOB_LIMIT} to "
+                             f"{KNOB_LIMIT}")
         knobs[KNOB_NAMES.index(key)] = v
     return knobs
 
@@ -74,7 +109,9 @@ def knob_vector(style: str = "balanced", **overrides) -> np.ndarray:
 def check_heuristic_style(style: str) -> str:
     """`style` when it is a heuristic style (greedy is not one), else a ValueError listing them."""
     if style not in HEURISTIC_STYLES:
-        raise ValueError(f"style {style!r} is unknown; heuristic styles are "
+        hint = " (greedy is a kind of its own: write greedy)" if style == "greedy" else \
+            nearest(style, HEURISTIC_STYLES)
+        raise ValueError(f"style {style!r} is unknown{hint}; heuristic styles are "
                          + ", ".join(HEURISTIC_STYLES))
     return style
 
@@ -167,6 +204,10 @@ def parse_bot(spec: str) -> BotSpec:
     if kind == "heuristic":
         opts = spec_options(spec, rest)
         style = opts.pop("style", "balanced")
+        same = [k for k in opts if k.startswith("k_") and k[2:] in opts]
+        if same:                        # flip=3,k_flip=4: one knob twice, the last would win
+            raise ValueError(f"agent {spec!r}: option {same[0][2:]!r} is given twice "
+                             f"({same[0]!r} names the same knob)")
         try:
             knob_vector(check_heuristic_style(style), **opts)      # every knob checked here
         except ValueError as err:
