@@ -249,3 +249,23 @@ MEMBERS = st.sampled_from(["greedy", "learned", "heuristic:flip=2", "learned:tea
 @example("greedy&bo\ngus")
 def test_pair(rest):
     agent_or_one_line(f"pair:{rest}")
+
+
+@pytest.mark.parametrize("text, words", [
+    ("a=m.npz:stacking=false,stacking=true", "rule 'stacking' is given twice"),
+    ("a=m.npz:stackng=false", "rule 'stackng' is not a RulesConfig field (did you mean "
+                              "'stacking'?); fields are num_teams"),
+    ("a=m.npz:Num_Teams=2", "(did you mean 'num_teams'?)"),
+])
+def test_family_members_on_the_command_line(text, words, tmp_path, capsys):
+    from agents.learned.family import main as family_main
+    from agents.learned.family import parse_member
+    with pytest.raises(ValueError) as err:
+        parse_member(text)
+    assert "\n" not in str(err.value) and repr(text) in str(err.value) and words in str(err.value)
+    assert parse_member("a=m.npz:stacking=false, num_teams = 2")[2] == {"stacking": False,
+                                                                       "num_teams": 2}
+    with pytest.raises(SystemExit) as code:                   # refused before any folder
+        family_main([str(tmp_path / "out"), text, "b=m.npz"])
+    assert code.value.code == 2 and not (tmp_path / "out").exists()
+    assert words in capsys.readouterr().err

@@ -184,21 +184,30 @@ def member_for(members, config: RulesConfig) -> int:
 
 def parse_member(text: str) -> tuple:
     """(name, model path, rules) of a member given as NAME=MODEL.npz[:FIELD=VALUE,...]; values
-    read as JSON where they parse (false, 5, [1, 2]), else as strings."""
+    read as JSON where they parse (false, 5, [1, 2]), else as strings (check_family checks
+    them). A FIELD given twice, or not a RulesConfig field (named with the nearest), is a
+    ValueError naming the member."""
     import json
     name, eq, rest = text.partition("=")
     if not eq or not rest:
         raise ValueError(f"member {text!r}: NAME=MODEL.npz[:FIELD=VALUE,...]")
     model, _, spec = rest.partition(":")
+    from ..specs import nearest
     rules = {}
     for item in filter(None, _split_rules(spec, text)):
         k, eq, v = item.partition("=")
         if not eq:
             raise ValueError(f"member {text!r}: rule {item!r} is not FIELD=VALUE")
+        k = k.strip()
+        if k in rules:                      # the last would win unsaid
+            raise ValueError(f"member {text!r}: rule {k!r} is given twice")
+        if k not in RULE_FIELDS:
+            raise ValueError(f"member {text!r}: rule {k!r} is not a RulesConfig field"
+                             f"{nearest(k, RULE_FIELDS)}; fields are {', '.join(RULE_FIELDS)}")
         try:
-            rules[k.strip()] = json.loads(v)
+            rules[k] = json.loads(v)
         except ValueError:
-            rules[k.strip()] = v
+            rules[k] = v
     return name.strip(), Path(model), rules
 
 
