@@ -89,7 +89,8 @@ def _ppo_agent(spec: str, rest: str, seed=None):
     opts_text = rest.partition(",")[2]
     device = opts.get("device", "cpu")
     if not _DEVICE.fullmatch(device):
-        raise ValueError(f"agent {spec!r}: device={device!r} must be cpu, cuda, cuda:N or auto")
+        raise ValueError(f"agent {spec!r}: device={device!r} must be cpu, cuda, cuda:N or auto"
+                         + nearest(device, ("cpu", "cuda", "auto")))
     trust = opts.get("trust", "no").lower()
     if trust not in _TRUST:
         raise ValueError(f"agent {spec!r}: trust={opts['trust']!r} must be yes or no (yes: "

@@ -77,6 +77,8 @@ def test_integers_are_ascii_digits(spec, words):
                                              "'constraint'?); ppo options are"),
     ("ppo:no/such.zip,Deterministic=false", "(did you mean 'deterministic'?)"),
     ("rllib:no/such,polcy=team0", "unknown option 'polcy' (did you mean 'policy'?); rllib"),
+    (f"ppo:{MODEL},device=CPU", "device='CPU' must be cpu, cuda, cuda:N or auto (did you "
+                                "mean 'cpu'?)"),
     ("Greedy", "unknown kind 'Greedy' (did you mean 'greedy'?); kinds are"),
     ("lerned", "unknown kind 'lerned' (did you mean 'learned'?)"),
 ])
