@@ -42,7 +42,7 @@ import numba
 from nertz_env.bot_specs import KNOB_NAMES, STYLES, parse_bot
 from nertz_env.core.worlds import BELIEFS
 
-from ..specs import spec_options
+from ..specs import ascii_int, spec_options
 
 SEARCH_OPTIONS = ("base", "opp", "rollout", "worlds", "horizon", "belief", "margin", "se",
                   "seed", "cheat", "threads", "leaf")
@@ -101,9 +101,12 @@ def bot_spec(spec: str, key: str, value: str) -> str:
 
 
 def _int(spec, key, value, lo, hi, what):
-    if not (value.isascii() and value.isdigit()) or not lo <= int(value) <= hi:
+    """ASCII digits only (no sign), lo..hi; a value of thousands of digits is out of range
+    (ascii_int caps it), never Python's int-conversion error."""
+    v = ascii_int(value) if value.isascii() and value.isdigit() else None
+    if v is None or not lo <= v <= hi:
         raise ValueError(f"agent {spec!r}: {key}={value!r} must be {what}")
-    return int(value)
+    return v
 
 
 def _number(spec, key, value, what, finite=False) -> float:

@@ -182,3 +182,13 @@ def test_any_option_text_makes_an_agent_or_one_line(rest):
         assert "\n" not in msg and repr(spec.strip()) in msg, msg
     else:
         assert isinstance(agent, SearchAgent)
+
+
+@pytest.mark.parametrize("key", ["worlds", "horizon", "threads", "seed"])
+def test_an_int_of_thousands_of_digits_is_out_of_range_in_one_line(key):
+    from agents.registry import make_agent
+    with pytest.raises(ValueError) as err:
+        make_agent(f"search:{key}={'9' * 5000}")
+    msg = str(err.value)
+    assert "\n" not in msg and f"{key}=" in msg and "search:" in msg
+    assert "Exceeds the limit" not in msg
