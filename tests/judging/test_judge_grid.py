@@ -122,4 +122,4 @@ def test_a_replot_file_that_is_no_grid_is_refused(tmp_path, capsys):
     assert "is not a grid's results" in err and len(err.splitlines()) == 1
     assert not (tmp_path / "o").exists()
     assert main(["judge", "grid", "--replot", str(tmp_path / "none.json"), "--out",
-                 str(tmp_path / "o")]) == 1                        # I/O: exit 1
+                 str(tmp_path / "o")]) == 2      # a path that names no file: bad input (README)

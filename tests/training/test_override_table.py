@@ -30,6 +30,7 @@ def labels(rows):
 
 
 def test_a_pair_is_kept_by_count_mean_and_its_deal_clustered_error():
+    pytest.importorskip("torch")           # pair_table reads gains from distill.py (torch)
     rng = np.random.default_rng(0)
     rows = [(d, 3, {5: 1.0 + 0.1 * rng.standard_normal(), 6: -0.2 + 0.1 * rng.standard_normal()})
             for d in range(30)]
