@@ -57,8 +57,9 @@ def parser():
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--format", choices=sorted(LABELS), default="4teams",
                    help="the labels' format and the judging table")
-    p.add_argument("--labels", default="", help="a labels folder (default: runs/expit7's of "
-                   "the format)")
+    p.add_argument("--labels", action="append", default=[], help="a labels folder of "
+                   "--format (repeat to pool several: their deals count apart; default: "
+                   "runs/expit7's of the format)")
     p.add_argument("--net", default=NET, help="the net the override plays over "
                    "(default %(default)s)")
     p.add_argument("--weighting", choices=("evidence", "plain"), default="plain")
@@ -232,9 +233,34 @@ def distill_override(a, tables: dict, stage) -> dict:
     return figs
 
 
+TABLE_KEYS = ("candidates", "gains", "se", "legal", "searched", "net_move", "deal")
+DEAL_SPAN = 10**9                    # pooled folders' deals: folder i's deal d is i * span + d
+
+
+def pooled(labs: list) -> dict:
+    """The table's fields of several labels folders' arrays, one after another; each folder's
+    deals offset by DEAL_SPAN x its place, so deals of different folders (other seeds, the
+    same numbers) are different units of the deal-clustered error."""
+    if len(labs) == 1:
+        return labs[0]
+    K = max(lab["candidates"].shape[1] for lab in labs)
+    out = {}
+    for k in TABLE_KEYS:
+        parts = []
+        for i, lab in enumerate(labs):
+            x = lab[k]
+            if k in ("candidates", "gains", "se") and x.shape[1] < K:
+                fill = -1 if k == "candidates" else 0.0
+                x = np.pad(x, ((0, 0), (0, K - x.shape[1])), constant_values=fill)
+            parts.append(x.astype(np.int64) + i * DEAL_SPAN if k == "deal" else x)
+        out[k] = np.concatenate(parts)
+    return out
+
+
 def table_of(a, fmt: str) -> dict:
     from agents.training.labels import read_labels
-    _, lab = read_labels(a.labels if a.labels and fmt == a.format else LABELS[fmt])
+    folders = a.labels if a.labels and fmt == a.format else [LABELS[fmt]]
+    lab = pooled([read_labels(f)[1] for f in folders])
     return pair_table(lab, a.weighting, a.z, a.threshold, a.min_count, a.s0)
 
 
@@ -255,9 +281,7 @@ def main(argv=None) -> int:
         except (ValueError, OSError, KeyboardInterrupt) as err:
             return exit_status(err, PROG, "nothing written: OUT is written whole or not at all")
         return 0
-    from agents.training.labels import read_labels
-    _, lab = read_labels(a.labels or LABELS[a.format])
-    table = pair_table(lab, a.weighting, a.z, a.threshold, a.min_count, a.s0)
+    table = table_of(a, a.format)
     print(f"{len(table)} pairs kept (candidate, net move: mean gain): "
           + ", ".join(f"{c},{b}: {v:+.2f}" for (c, b), v in sorted(table.items())), flush=True)
     agent = override_agent(a.net, table)

@@ -94,3 +94,17 @@ def test_distilling_moves_the_net_toward_the_override(tmp_path):
     assert agent is not None
     info = json_loads_bounded((tmp_path / "distill.json").read_text())
     assert info["figures"]["targets"] == figs["targets"]
+
+
+def test_pooled_folders_keep_their_deals_apart():
+    pytest.importorskip("torch")           # pair_table reads gains from distill.py (torch)
+    from train.override_table import DEAL_SPAN, pooled
+    rng = np.random.default_rng(1)
+    one = [(d, 3, {5: 1.0 + rng.standard_normal(), 6: 0.2}) for d in range(20)]
+    two = [(d, 3, {5: 1.0 + rng.standard_normal()}) for d in range(20)]     # fewer columns
+    lab = pooled([labels(one), labels(two)])
+    assert np.unique(lab["deal"]).size == 40 and lab["candidates"].shape[1] == 3
+    by_hand = labels(one + [(DEAL_SPAN + d, b, c) for d, b, c in two])
+    for key in ("plain", "evidence"):
+        assert pair_table(lab, key, 1.0, 0.0, 5, 0.5) == pair_table(by_hand, key, 1.0, 0.0, 5,
+                                                                    0.5)
