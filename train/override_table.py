@@ -98,10 +98,11 @@ def pair_table(lab: dict, weighting: str, z: float, threshold: float, min_count:
     c = np.bincount(inv, ww)
     mean = np.bincount(inv, ww * d) / c
     count = np.bincount(inv)
-    dk, dinv = np.unique(inv.astype(np.int64) * (int(deal.max()) + 1) + deal[m],
+    span = int(deal.max()) + 1                                  # (pair, deal) as one key
+    dk, dinv = np.unique(inv.astype(np.int64) * span + deal[m],
                          return_inverse=True)
     per_deal = np.bincount(dinv, ww * (d - mean[inv]))       # residual sums per (pair, deal)
-    se = np.sqrt(np.bincount(dk // (int(deal.max()) + 1), per_deal ** 2,
+    se = np.sqrt(np.bincount(dk // span, per_deal ** 2,
                              minlength=uk.size)) / c
     keep = (count >= min_count) & (mean - z * se > threshold)
     return {(int(k) // KEY, int(k) % KEY): float(v) for k, v in zip(uk[keep], mean[keep])}
