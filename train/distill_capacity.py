@@ -319,8 +319,9 @@ def main(argv=None) -> int:
         with run_folder(a.out, command=PROG) as staging:
             rec = run(a, hidden, staging, log=lambda m: print(m, flush=True))
             write_json(Path(staging) / "results.json", rec)
-    except KeyboardInterrupt:
-        return 130
+    except (ValueError, OSError, KeyboardInterrupt) as err:   # 2 bad input, 1 a file, 130
+        from train.common import exit_status
+        return exit_status(err, PROG, "nothing written: --out is written whole or not at all")
     print(f"wrote {a.out}/results.json")
     return 0
 

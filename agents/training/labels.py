@@ -36,6 +36,7 @@ from __future__ import annotations
 import hashlib
 import io
 import multiprocessing
+import os
 import zipfile
 from pathlib import Path
 from typing import NamedTuple
@@ -47,7 +48,8 @@ from nertz_env.config import RulesConfig
 from nertz_env.core.observe import OBS_DIM
 from nertz_env.core.observe_memory import V1_OBS_DIM
 from nertz_env.files import read_capped, write_bytes, write_json
-from nertz_env.files.bounded import json_loads_strict, zip_member_capped
+from nertz_env.files.bounded import (ZIP_ERRORS, json_loads_strict, open_regular, read_fault,
+                                     system_fault, zip_error_text, zip_member_capped)
 
 from ..arena.deals import DealKeys, policy_keys
 from ..arena.outdir import run_folder
@@ -324,14 +326,16 @@ def write_labels(out, net: str, *, formats=("2teams", "4teams"), deals: int = 10
 def read_labels(folder) -> tuple:
     """(labels.json's content, the shards' arrays concatenated); ValueError naming the file
     for anything but a labels folder of this version, of either observation (OBSERVATIONS):
-    its shards' `obs` must be that observation's width, and a v1 folder's shards name it."""
+    its shards' `obs` must be that observation's width, and a v1 folder's shards name it. A
+    file there the system will not let be read (permission, an I/O error) is an OSError
+    naming it (exit 1; bounded.read_fault), not a ValueError."""
     folder = Path(folder)
     what = f"labels {str(folder / LABELS_FILE)!r}"
-    try:
-        info = json_loads_strict(read_capped(folder / LABELS_FILE, 1 << 22, "labels"), what)
-    except OSError as err:
-        raise ValueError(f"{what} cannot be read ({err.strerror or err}): a folder "
-                         "write_labels wrote") from None
+    try:               # a path naming no file: ValueError; one the system refuses: OSError
+        raw = read_capped(folder / LABELS_FILE, 1 << 22, "labels")
+    except ValueError as err:
+        raise ValueError(f"{err}; a folder write_labels wrote is read") from None
+    info = json_loads_strict(raw, what)
     if not isinstance(info, dict) or info.get("format") != FORMAT \
             or info.get("version") != VERSION or info.get("observation") not in OBSERVATIONS \
             or info.get("obs_dim") != OBSERVATIONS[info["observation"]]:
@@ -339,12 +343,14 @@ def read_labels(folder) -> tuple:
         raise ValueError(f"{what}: format/version/observation/obs_dim must be {FORMAT!r} / "
                          f"{VERSION} / {allowed}")
     observation = info["observation"]
+    shards = info.get("shards")
+    if not isinstance(shards, dict):
+        raise ValueError(f"{what}: 'shards' must be an object naming the folder's shards")
     parts = []
-    for name in sorted(info["shards"]):
-        p = folder / name
-        if Path(name).name != name or not p.is_file() or p.stat().st_size > MAX_SHARD_BYTES:
-            raise ValueError(f"{what}: shard {name!r} is missing or too large")
-        q = read_shard(p, what)
+    for name in sorted(shards):
+        if Path(name).name != name or name in ("", ".."):
+            raise ValueError(f"{what}: shard {name!r} is not a file name in its folder")
+        q = read_shard(folder / name, what)
         named = str(q.pop("observation", OBSERVATION))
         if named != observation or q["obs"].ndim != 2 \
                 or q["obs"].shape[1] != OBSERVATIONS[observation]:
@@ -364,16 +370,31 @@ def read_labels(folder) -> tuple:
 
 
 def read_shard(path, what: str) -> dict:
-    """One shard's arrays, each member inflated under a cap (no pickles)."""
+    """One shard's arrays, each member inflated under a cap (no pickles). A path naming no
+    file, over MAX_SHARD_BYTES or not an npz is a ValueError; a shard the system will not let
+    be read (permission, an I/O error) an OSError naming it (bounded.read_fault)."""
+    path = Path(path)
     out = {}
-    try:
-        with zipfile.ZipFile(path) as zf:
-            for name in zf.namelist():
-                raw = zip_member_capped(zf, name, MAX_SHARD_BYTES, f"{what} {path.name}")
-                out[name[:-4] if name.endswith(".npy") else name] = np.load(
-                    io.BytesIO(raw), allow_pickle=False)
-    except (zipfile.BadZipFile, OSError) as err:
-        raise ValueError(f"{what}: shard {path.name!r} is not a readable npz ({err})") from None
+    with open_regular(path, "labels shard") as fh:       # no FIFO swapped in can hang it
+        if os.fstat(fh.fileno()).st_size > MAX_SHARD_BYTES:
+            raise ValueError(f"{what}: shard {path.name!r} is larger than "
+                             f"{MAX_SHARD_BYTES >> 20} MiB; refused unread")
+        try:
+            with zipfile.ZipFile(fh) as zf:
+                for name in zf.namelist():
+                    raw = zip_member_capped(zf, name, MAX_SHARD_BYTES, f"{what} {path.name}")
+                    arr = np.load(io.BytesIO(raw), allow_pickle=False)
+                    if not isinstance(arr, np.ndarray):
+                        raise ValueError(f"{what}: shard {path.name!r} member {name[:80]!r}"
+                                         " is not an .npy array")
+                    out[name[:-4] if name.endswith(".npy") else name] = arr
+        except (*ZIP_ERRORS, ValueError) as err:
+            if system_fault(err):                        # the disk's, not the file's: exit 1
+                raise read_fault(err, path, "labels shard") from None
+            if isinstance(err, ValueError) and str(path.name) in str(err):
+                raise                                    # already names the shard
+            raise ValueError(f"{what}: shard {path.name!r} is not a readable npz "
+                             f"({zip_error_text(err)})") from None
     missing = SHARD_KEYS - set(out)
     if missing:
         raise ValueError(f"{what}: shard {path.name!r} lacks {sorted(missing)[0]!r}")
