@@ -182,47 +182,36 @@ def record(net: str, tables: dict, deals: int, seed: int, stride: int) -> dict:
     return {"obs": cat[0], "legal": cat[1], "net_move": cat[2], "target": cat[3]}
 
 
+def distill_config(a):
+    """The fine-tuning's settings (agents/training/distill.py DistillConfig, checked: one line
+    refuses a bad --epochs, --lr or --kl before any work)."""
+    from agents.training.distill import DistillConfig
+    return DistillConfig(epochs=a.epochs, batch=1024, lr=a.lr, kl=a.kl, seed=a.seed).check()
+
+
 def distill_override(a, tables: dict, stage) -> dict:
-    """Fine-tune --net toward the recorded override (hard targets, KL elsewhere); writes
-    model.npz + .json and distill.json into `stage` (main's run_folder)."""
+    """Fine-tune --net toward the recorded override (hard targets, KL elsewhere:
+    agents/training/distill.py `distill_targets`); writes model.npz + .json and distill.json
+    into `stage` (main's run_folder)."""
     import torch
 
-    from agents.training.distill import _loss, load_actor, measure, save_distilled
+    from agents.training.distill import distill_targets, save_distilled
     from nertz_env.actions import N_ACTIONS
     from nertz_env.files import write_json
+    cfg = distill_config(a)
     torch.manual_seed(a.seed)
     fit = record(a.net, tables, a.record_deals, a.record_seed, a.stride)
     out = record(a.net, tables, max(a.record_deals // 9, 2), a.record_seed + 1, a.stride)
     data = {k: np.concatenate([fit[k], out[k]]) for k in fit}
-    held_np = np.arange(len(data["target"])) >= len(fit["target"])
-    actor, meta = load_actor(a.net)
-    anchor, _ = load_actor(a.net)
-    for p in anchor.parameters():
-        p.requires_grad_(False)
-    obs = torch.from_numpy(np.ascontiguousarray(data["obs"], np.float32))
-    legal = torch.from_numpy(np.unpackbits(data["legal"], axis=1, count=N_ACTIONS).astype(bool))
-    target = torch.from_numpy(data["target"].astype(np.int64))
-    held = torch.from_numpy(held_np)
-    train_rows = np.flatnonzero(~held_np)
-    figs = {"rows": int(len(target)), "targets": int((target >= 0).sum()),
-            "held_rows": int(held_np.sum()),
-            "before": measure(actor, anchor, obs[held], legal[held], target[held]), "epochs": []}
-    print(f"recorded {figs['rows']:,} rows ({figs['held_rows']:,} held out), "
-          f"{figs['targets']:,} with a target", flush=True)
-    opt = torch.optim.Adam(actor.parameters(), lr=a.lr)
-    rng = np.random.default_rng(a.seed)
-    for epoch in range(a.epochs):
-        order = train_rows[rng.permutation(train_rows.size)]
-        for lo in range(0, order.size, 1024):
-            idx = torch.from_numpy(order[lo:lo + 1024])
-            loss = _loss(actor, anchor, obs[idx], legal[idx], target[idx], a.kl)[0]
-            opt.zero_grad()
-            loss.backward()
-            opt.step()
-        row = {"epoch": epoch + 1, "holdout": measure(actor, anchor, obs[held], legal[held],
-                                                      target[held])}
-        figs["epochs"].append(row)
-        print(f"epoch {epoch + 1}: {row['holdout']}", flush=True)
+    held = np.arange(len(data["target"])) >= len(fit["target"])
+    print(f"recorded {len(held):,} rows ({int(held.sum()):,} held out), "
+          f"{int((data['target'] >= 0).sum()):,} with a target", flush=True)
+    legal = np.unpackbits(data["legal"], axis=1, count=N_ACTIONS).astype(bool)
+    actor, meta, fig = distill_targets(data["obs"], legal, data["target"], a.net, cfg, held,
+                                       lambda line: print(line, flush=True))
+    figs = {"rows": len(held), "targets": int((data["target"] >= 0).sum()),
+            "held_rows": int(held.sum()), "before": fig["before"],
+            "epochs": [{"epoch": r["epoch"], "holdout": r["holdout"]} for r in fig["epochs"]]}
     save_distilled(actor, meta, stage / "model.npz",
                    {"algorithm": "override_table distillation (try 10)", "init": a.net,
                     "formats": sorted(tables), "pairs": [len(t) for t in tables.values()],
@@ -276,6 +265,7 @@ def main(argv=None) -> int:
         try:
             with run_folder(Path(a.distill), option="--distill") as stage:   # a used OUT: refused
                 require("torch", "train", PROG)                           # then before any work
+                distill_config(a)
                 tables = {f: table_of(a, f) for f in a.distill_formats.split(",") if f}
                 tables.update({f: {} for f in a.anchor_formats.split(",") if f})
                 distill_override(a, tables, Path(stage))

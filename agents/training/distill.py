@@ -41,7 +41,8 @@ in mode "gains". The network reads the observation of its model (v0, or v1: a wi
 agents/learned/v1.py) and the labels must hold that observation's rows (labels.py
 OBSERVATIONS: a v1 net labels v1 rows), else one line refuses before training.
 Deterministic: one torch thread, mini-batches drawn from a generator seeded with `seed`; same
-labels, same seed, same weights.
+labels, same seed, same weights. `distill_targets` is the training loop itself, for any rows
+with a move to learn or none (-1: the KL alone), not only search's: train/override_table.py's.
 """
 from __future__ import annotations
 
@@ -299,33 +300,54 @@ def measure(actor, anchor, obs, legal, target) -> dict:
     return out
 
 
-def distill(labels: dict, init, cfg: DistillConfig = DistillConfig(), log=None,
-            confirm=None) -> tuple:
-    """(the trained actor, its starting meta, figures): `cfg.epochs` passes over the labels'
-    training rows from the model at `init` (module docstring); confirm: `targets`'."""
+def distill_targets(obs, legal, target, init, cfg: DistillConfig = DistillConfig(), held=None,
+                    log=None, *, loss=None, extra=None) -> tuple:
+    """(the trained actor, its starting meta, figures): the training loop of every
+    distillation here (distill's modes, train/override_table.py's override). From the model
+    at `init`, `cfg.epochs` passes over the rows not `held`, in mini-batches of `cfg.batch`
+    rows in an order drawn from a generator seeded with `cfg.seed`, Adam at `cfg.lr`, of the
+    hard-target loss: cross-entropy toward `target` on the rows where it is a move, `cfg.kl` x
+    KL(the frozen start || net) over the legal moves on the rows where it is -1 (the anchor
+    rows), both summed, divided by the batch's rows.
+    obs float32 [n, the model's observation size]; legal bool [n, N_ACTIONS]; target int [n]:
+    a legal move of the row or -1; held bool [n] (None: no row): kept out of training, the
+    figures' rows (`measure` before and after every epoch, with `extra`'s). Figures:
+    train_rows, train_targets, before, epochs (epoch, ce_per_row, kl_per_row, holdout), after.
+    loss, extra: distill's other modes: loss(actor, anchor, obs, legal, rows) -> (the batch's
+    loss, its first sum, its KL sum) in place of the hard-target loss; extra(actor, obs, legal,
+    held) -> more held-out figures."""
     cfg = cfg.check()
+    obs = np.asarray(obs)
+    n = len(obs)
+    target = np.asarray(target).astype(np.int64)
+    legal = np.asarray(legal, bool)
+    held = np.zeros(n, bool) if held is None else np.asarray(held, bool)
+    if legal.shape != (n, N_ACTIONS) or target.shape != (n,) or held.shape != (n,):
+        raise ValueError(f"distill rows: obs {obs.shape}, legal {legal.shape}, target "
+                         f"{target.shape}, held {held.shape}: one row each, legal of "
+                         f"{N_ACTIONS} moves")
+    has = target >= 0
+    if (target < -1).any() or (target >= N_ACTIONS).any() \
+            or not legal[np.flatnonzero(has), target[has]].all():
+        raise ValueError(f"distill target: every row's a legal move (0 to {N_ACTIONS - 1}) "
+                         f"or -1 (no target: the KL to the start only)")
     actor, meta = load_actor(init)
-    width = np.shape(labels["obs"])[1:]
-    if width != (meta["observation_size"],):
-        raise ValueError(f"labels hold observations of {width[0] if width else '?'} floats, "
-                         f"init {str(init)!r} reads {meta['observation_size']} (v0: {OBS_DIM}, "
-                         f"v1: {V1_OBS_DIM}): label with the net being distilled")
+    if obs.shape[1:] != (meta["observation_size"],):
+        raise ValueError(f"labels hold observations of {obs.shape[1] if obs.ndim == 2 else '?'} "
+                         f"floats, init {str(init)!r} reads {meta['observation_size']} (v0: "
+                         f"{OBS_DIM}, v1: {V1_OBS_DIM}): label with the net being distilled")
     anchor, _ = load_actor(init)
     for p in anchor.parameters():
         p.requires_grad_(False)
-    obs = torch.from_numpy(np.ascontiguousarray(labels["obs"], np.float32))
-    legal = torch.from_numpy(np.unpackbits(labels["legal"], axis=1, count=N_ACTIONS)
-                             .astype(bool))
-    target = torch.from_numpy(targets(labels, cfg.z, cfg.margin, confirm))
-    moves, tilt = (torch.from_numpy(a) for a in tilts(labels, cfg.beta, cfg.z))
-    gm, at, diff, weight = (torch.from_numpy(a) for a in gains(labels, cfg.s0))
-    held = torch.from_numpy(labels["deal"] % 10 == 0)
+    obs = torch.from_numpy(np.ascontiguousarray(obs, np.float32))
+    legal, target = torch.from_numpy(legal), torch.from_numpy(target)
+    held = torch.from_numpy(held)
     train_rows = np.flatnonzero(~held.numpy())
 
     def ev():
         o, m = obs[held], legal[held]
         return {**measure(actor, anchor, o, m, target[held]),
-                **gain_figures(actor, o, m, gm[held], at[held], diff[held], weight[held])}
+                **(extra(actor, o, m, held) if extra else {})}
     figures = {"train_rows": int(train_rows.size), "train_targets":
                int((target.numpy()[train_rows] >= 0).sum()), "before": ev(), "epochs": []}
     opt = torch.optim.Adam(actor.parameters(), lr=cfg.lr)
@@ -335,17 +357,12 @@ def distill(labels: dict, init, cfg: DistillConfig = DistillConfig(), log=None,
         ce_sum = kl_sum = 0.0
         for lo in range(0, order.size, cfg.batch):
             idx = torch.from_numpy(order[lo:lo + cfg.batch])
-            if cfg.mode == "soft":
-                loss, ce, kl = _soft_loss(actor, anchor, obs[idx], legal[idx], moves[idx],
-                                          tilt[idx], cfg.kl)
-            elif cfg.mode == "gains":
-                loss, ce, kl = _gains_loss(actor, anchor, obs[idx], legal[idx], gm[idx],
-                                           at[idx], diff[idx], weight[idx], cfg.kappa, cfg.kl,
-                                           cfg.tau)
+            if loss is None:
+                batch, ce, kl = _loss(actor, anchor, obs[idx], legal[idx], target[idx], cfg.kl)
             else:
-                loss, ce, kl = _loss(actor, anchor, obs[idx], legal[idx], target[idx], cfg.kl)
+                batch, ce, kl = loss(actor, anchor, obs[idx], legal[idx], idx)
             opt.zero_grad()
-            loss.backward()
+            batch.backward()
             opt.step()
             ce_sum, kl_sum = ce_sum + ce, kl_sum + kl
         row = {"epoch": epoch + 1, "ce_per_row": ce_sum / max(order.size, 1),
@@ -355,6 +372,31 @@ def distill(labels: dict, init, cfg: DistillConfig = DistillConfig(), log=None,
             log(f"distill epoch {epoch + 1}: {row}")
     figures["after"] = figures["epochs"][-1]["holdout"] if figures["epochs"] else ev()
     return actor, meta, figures
+
+
+def distill(labels: dict, init, cfg: DistillConfig = DistillConfig(), log=None,
+            confirm=None) -> tuple:
+    """(the trained actor, its starting meta, figures): `cfg.epochs` passes over the labels'
+    training rows from the model at `init` (module docstring; `distill_targets` the loop);
+    confirm: `targets`'."""
+    cfg = cfg.check()
+    target = targets(labels, cfg.z, cfg.margin, confirm)
+    moves, tilt = (torch.from_numpy(a) for a in tilts(labels, cfg.beta, cfg.z))
+    gm, at, diff, weight = (torch.from_numpy(a) for a in gains(labels, cfg.s0))
+
+    def soft(actor, anchor, obs, legal, rows):
+        return _soft_loss(actor, anchor, obs, legal, moves[rows], tilt[rows], cfg.kl)
+
+    def regress(actor, anchor, obs, legal, rows):
+        return _gains_loss(actor, anchor, obs, legal, gm[rows], at[rows], diff[rows],
+                           weight[rows], cfg.kappa, cfg.kl, cfg.tau)
+
+    def extra(actor, obs, legal, held):
+        return gain_figures(actor, obs, legal, gm[held], at[held], diff[held], weight[held])
+    legal = np.unpackbits(labels["legal"], axis=1, count=N_ACTIONS).astype(bool)
+    return distill_targets(labels["obs"], legal, target, init, cfg, labels["deal"] % 10 == 0,
+                           log, loss={"soft": soft, "gains": regress}.get(cfg.mode),
+                           extra=extra)
 
 
 def save_distilled(actor, start_meta: dict, path, provenance: dict):
