@@ -197,6 +197,25 @@ def make_agent(spec, seed=None):
                              or seed < 0):
         raise ValueError(f"seed={seed!r} must be None or an int >= 0")
     spec = spec.strip()
+    try:
+        return _make(spec, seed)
+    except OSError as err:              # a model file the system refuses: still exit 1
+        raise spec_os_error(err, spec) from err
+
+
+def spec_os_error(err: OSError, spec: str) -> OSError:
+    """`err` (an OSError met making agent `spec`: a model file the system will not let be
+    read) naming the spec as a bad file's ValueError does ("agent 'SPEC': ..."), its errno,
+    class (PermissionError, ...) and file kept: the same one line, exit 1."""
+    why = " ".join(str(err.strerror or err).split())
+    if why.startswith("agent "):        # a member's (pair:, search:): it names its own spec
+        return err
+    if err.errno is None:
+        return OSError(f"agent {spec!r}: {why}")
+    return OSError(err.errno, f"agent {spec!r}: {why}", err.filename, None, err.filename2)
+
+
+def _make(spec: str, seed):
     kind, _, rest = spec.partition(":")
     if kind in CORE_KINDS:
         return _core_agent(spec, seed)

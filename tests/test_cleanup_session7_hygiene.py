@@ -2,13 +2,18 @@
 read_labels) follows the project's one rule for file faults (nertz_env/files/bounded.py
 read_fault): a path that names no file, or wrong content, is a ValueError (exit 2); an
 existing labels.json or shard the system will not let be read (permission, an I/O error) is
-an OSError naming that file (exit 1), one line through the scripts that read labels. Running
-as root, a permission fault is a monkeypatched os.open raising it (chmod would not)."""
+an OSError naming that file (exit 1), one line through the scripts that read labels. (2) An
+agent spec's model file the system will not let be read is one line naming the file and the
+spec ("agent 'SPEC': ...", as a bad file's line does), still exit 1. Running as root, a
+permission fault is a monkeypatched open raising it (chmod would not)."""
 from __future__ import annotations
 
+import builtins
 import errno
+import io
 import json
 import os
+import shutil
 from pathlib import Path
 
 import numpy as np
@@ -46,9 +51,9 @@ def _labels_folder(folder: Path) -> Path:
 
 @pytest.fixture
 def deny(monkeypatch):
-    """deny(path, code): os.open of `path` fails with that errno, as the system fails it."""
+    """deny(path, code): opening `path` (os.open, open) fails with that errno, as the system fails it."""
     denied = {}
-    real_open = os.open
+    real_open, real_io_open = os.open, io.open
 
     def os_open(p, *a, **k):
         code = denied.get(os.path.abspath(os.fspath(p))) if not isinstance(p, int) else None
@@ -56,7 +61,15 @@ def deny(monkeypatch):
             raise OSError(code, os.strerror(code), os.fspath(p))
         return real_open(p, *a, **k)
 
+    def io_open(p, *a, **k):
+        code = denied.get(os.path.abspath(os.fspath(p))) if not isinstance(p, int) else None
+        if code is not None:
+            raise OSError(code, os.strerror(code), os.fspath(p))
+        return real_io_open(p, *a, **k)
+
     monkeypatch.setattr(os, "open", os_open)
+    monkeypatch.setattr(io, "open", io_open)
+    monkeypatch.setattr(builtins, "open", io_open)
 
     def add(path, code=errno.EACCES):
         denied[os.path.abspath(path)] = code
@@ -137,3 +150,61 @@ def test_distill_capacity_exits_1_in_one_line_on_a_shard_it_may_not_read(tmp_pat
     assert len(lines) == 1 and str(folder / SHARD) in lines[0] \
         and "Permission denied" in lines[0], lines
     assert not (tmp_path / "out").exists()
+
+
+# ------------------------------------------------------------ (2) a spec's model file refused
+MODELS = Path(__file__).resolve().parents[1] / "agents" / "learned" / "models"
+
+
+def _model(stem: Path) -> Path:
+    for ext in (".npz", ".json"):
+        shutil.copy(MODELS / f"learned{ext}", stem.with_suffix(ext))
+    return stem.with_suffix(".npz")
+
+
+# name: (make the file that is refused in folder d, the spec that reads it)
+SPECS = {
+    "ppo npz": (lambda d: _model(d / "m"), lambda f: f"ppo:{f}"),
+    "ppo npz description": (lambda d: _model(d / "m").with_suffix(".json"),
+                            lambda f: f"ppo:{f.with_suffix('.npz')}"),
+    "ppo zip": (lambda d: _write(d / "m.zip"), lambda f: f"ppo:{f}"),
+    "learned family": (lambda d: _write(d / "family.json"), lambda f: f"learned:family={f}"),
+    "learned model": (lambda d: MODELS / "learned.npz", lambda f: "learned:model=generalist"),
+    "search leaf": (lambda d: _model(d / "leaf"), lambda f: f"search:leaf={f}"),
+}
+
+
+def _write(path: Path) -> Path:
+    path.write_bytes(b"{}\n")
+    return path
+
+
+@pytest.mark.parametrize("kind", sorted(SPECS))
+def test_a_spec_whose_model_file_is_refused_names_the_spec_and_the_file(tmp_path, capsys,
+                                                                        deny, kind):
+    from agents.cli import main as nertz_main
+    make, spec_of = SPECS[kind]
+    path = make(tmp_path)
+    spec = spec_of(path)
+    deny(path)
+    assert nertz_main(["judge", "h2h", spec, "random", "--deals", "2", "--quiet"]) == 1
+    lines = capsys.readouterr().err.strip().splitlines()
+    assert len(lines) == 1, lines
+    assert str(path) in lines[0] and f"agent {spec!r}" in lines[0] \
+        and "Permission denied" in lines[0], lines
+
+
+def test_make_agent_keeps_the_oserror_its_class_errno_and_file(tmp_path, deny):
+    from agents.registry import make_agent
+    path = _model(tmp_path / "m")
+    deny(path)
+    with pytest.raises(PermissionError) as err:
+        make_agent(f"ppo:{path}")
+    assert err.value.errno == errno.EACCES and err.value.filename == str(path)
+    assert str(err.value.strerror).startswith(f"agent 'ppo:{path}': ")
+    deny(path, errno.EIO)                         # a pair's member names its own spec, once
+    with pytest.raises(OSError) as err:
+        make_agent(f"pair:ppo:{path}&random")
+    assert err.value.errno == errno.EIO and err.value.filename == str(path)
+    assert str(err.value.strerror).count("agent ") == 1, err.value
+    assert f"agent 'ppo:{path}'" in str(err.value.strerror)
