@@ -4,8 +4,9 @@ read_fault): a path that names no file, or wrong content, is a ValueError (exit 
 existing labels.json or shard the system will not let be read (permission, an I/O error) is
 an OSError naming that file (exit 1), one line through the scripts that read labels. (2) An
 agent spec's model file the system will not let be read is one line naming the file and the
-spec ("agent 'SPEC': ...", as a bad file's line does), still exit 1. Running as root, a
-permission fault is a monkeypatched open raising it (chmod would not)."""
+spec ("agent 'SPEC': ...", as a bad file's line does), still exit 1. (3) A family file's own
+keys are quoted (and cut short) in its refusals: a key with a newline is still one line.
+Running as root, a permission fault is a monkeypatched open raising it (chmod would not)."""
 from __future__ import annotations
 
 import builtins
@@ -208,3 +209,51 @@ def test_make_agent_keeps_the_oserror_its_class_errno_and_file(tmp_path, deny):
     assert err.value.errno == errno.EIO and err.value.filename == str(path)
     assert str(err.value.strerror).count("agent ") == 1, err.value
     assert f"agent 'ppo:{path}'" in str(err.value.strerror)
+
+
+# ------------------------------------------------------------ (3) a family file's own keys
+def _family(folder: Path, rules: dict, **top) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    _model(folder / "m")
+    obj = {"format": "nertz-family", "version": 1,
+           "members": [{"name": "one", "model": "m", "rules": rules}], **top}
+    (folder / "family.json").write_text(json.dumps(obj))
+    return folder / "family.json"
+
+
+def test_a_family_rule_key_with_a_newline_is_one_line_quoted(tmp_path):
+    from agents.learned.family import read_family_file
+    from agents.registry import make_agent
+    path = _family(tmp_path, {"num_teams\nstacking": 2})
+    with pytest.raises(ValueError) as err:
+        read_family_file(path)
+    text = str(err.value)
+    assert len(text.splitlines()) == 1, text
+    assert "members[0].rules key 'num_teams\\nstacking' must be a RulesConfig field" in text
+    with pytest.raises(ValueError) as err:                   # and through a spec
+        make_agent(f"learned:family={path}")
+    assert len(str(err.value).splitlines()) == 1, err.value
+
+
+def test_a_family_files_long_key_is_cut_short(tmp_path):
+    from agents.learned.family import read_family_file
+    for path in (_family(tmp_path / "a", {"x" * 5000: 1}),
+                 _family(tmp_path / "b", {}, **{"y" * 5000: 1})):
+        with pytest.raises(ValueError, match="must be") as err:
+            read_family_file(path)
+        assert len(str(err.value)) < 500, len(str(err.value))
+
+
+def test_the_family_writer_names_a_model_it_may_not_read(tmp_path, capsys, deny):
+    """python -m agents.learned.family printed only 'cannot read the model weights
+    (Permission denied)' (exit 1): no file named."""
+    from agents.learned.family import main as family_main
+    model = _model(tmp_path / "src")
+    deny(model)
+    with pytest.raises(SystemExit) as done:
+        family_main([str(tmp_path / "fam"), f"one={model}"])
+    assert done.value.code == 1
+    lines = capsys.readouterr().err.strip().splitlines()
+    assert len(lines) == 1 and str(model) in lines[0] and "Permission denied" in lines[0], \
+        lines
+    assert not (tmp_path / "fam").exists()

@@ -97,7 +97,7 @@ def check_family(obj, models_dir, what: str = "model family", present=None) -> l
         bad("format/version", f"{FORMAT!r} / {VERSION}")
     extra = set(obj) - {"format", "version", "members", "note"}
     if extra:
-        bad(f"key {sorted(extra)[0]!r}", "absent (keys: format, version, members, note)")
+        bad(f"key {_shown(sorted(extra)[0])}", "absent (keys: format, version, members, note)")
     if not _note(obj.get("note")):
         bad("note", f"a string of at most {MAX_NOTE} characters")
     members = obj.get("members")
@@ -131,15 +131,16 @@ def check_family(obj, models_dir, what: str = "model family", present=None) -> l
         if not isinstance(rules, dict):
             bad(f"{where}.rules", "an object of RulesConfig fields")
         for k, v in rules.items():
-            if k not in RULE_FIELDS:
-                bad(f"{where}.rules.{k}", f"a RulesConfig field ({', '.join(RULE_FIELDS)})")
+            if k not in RULE_FIELDS:         # the file's own key: quoted (a newline in it)
+                bad(f"{where}.rules key {_shown(k)}",
+                    f"a RulesConfig field ({', '.join(RULE_FIELDS)})")
             kind = _rule_kind(k)
             if not _is_kind(v, kind):
                 bad(f"{where}.rules.{k}", f"{_KIND_TEXT[kind]} (got {_shown(v)})")
         try:
             RulesConfig(**{k: _value(v) for k, v in rules.items()})
         except (TypeError, ValueError) as err:
-            bad(f"{where}.rules", f"values a table can have ({err})")
+            bad(f"{where}.rules", f"values a table can have ({' '.join(str(err).split())})")
         out.append(Member(name, {k: _value(v) for k, v in rules.items()}, npz))
     if out[-1].rules:
         bad(f"members[{len(out) - 1}].rules", "{} (the last member plays every other table)")
@@ -369,8 +370,10 @@ def main(argv=None) -> int:
     except ValueError as err:          # bad input: exit 2, one line, nothing written
         print(f"{ap.prog}: error: {' '.join(str(err).split())}", file=sys.stderr)
         raise SystemExit(2) from None
-    except OSError as err:             # OUT cannot be written: exit 1, nothing written
-        print(f"{ap.prog}: error: {err.strerror or err}", file=sys.stderr)
+    except OSError as err:             # OUT cannot be written, a model may not be read: exit 1
+        where = "" if err.filename is None else f"{str(err.filename)!r}: "
+        print(f"{ap.prog}: error: {where}{' '.join(str(err.strerror or err).split())}",
+              file=sys.stderr)
         raise SystemExit(1) from None
     except KeyboardInterrupt:
         print(f"{ap.prog}: interrupted; nothing was written", file=sys.stderr)

@@ -165,7 +165,7 @@ def test_the_training_league_tells_it_each_format(family, tmp_path):
     (lambda m: {"members": [m[0], {**m[1], "model": "gone"}]}, r"gone.npz and gone.json "
                                                                r"\(missing\)"),
     (lambda m: {"members": [{**m[0], "rules": {"stack": False}}, m[1]]},
-     r"members\[0\].rules.stack must be a RulesConfig field"),
+     r"members\[0\].rules key 'stack' must be a RulesConfig field"),
     (lambda m: {"members": [{**m[0], "rules": {"num_teams": 99}}, m[1]]},
      r"members\[0\].rules must be values a table can have"),
     (lambda m: {"members": [m[0]]}, r"members\[0\].rules must be \{\}"),
