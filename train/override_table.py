@@ -15,10 +15,10 @@ constraint), except where a kept pair (c, the net's move) has c legal for the ne
 only where the net waits): then the kept c of the largest mean.
 
 Judged without search, on duplicate deals the labels never saw (--seed): 2 teams, head to
-head against `learned` (agents/judging's quantity: its points per hand minus `learned`'s at
-the table); 4 teams, one seat among river-builders, its points (and relative points) minus
-`learned`'s in the same seat on the same deals (`nertz experiment`'s quantity), 95%
-intervals over deals. Offline and in-process: the table is not a model file and is not
+head against `learned` (`learned:model=stacking`, the net it starts from; agents/judging's
+quantity: its points per hand minus `learned`'s at the table); 4 teams, one seat among
+river-builders, its points (and relative points) minus `learned`'s in the same seat on the
+same deals (`nertz experiment`'s quantity), 95% intervals over deals. Offline and in-process: the table is not a model file and is not
 shipped; this script only measures it.
 
   nice python -m train.override_table --format 4teams --weighting plain --z 1 --deals 1000 --seed 10101
@@ -49,6 +49,9 @@ PROG = "python -m train.override_table"
 LABELS = {"2teams": "runs/expit7/gen1/labels/2teams", "4teams": "runs/expit7/gen1/labels/4teams"}
 NET = "agents/learned/models/learned_stacking.npz"
 RIVER_BUILDER = "heuristic:style=river-builder"
+# The yardstick and the 2-team opponent: the family's stacking member (NET itself), named so
+# that shipping net_c as `learned` at 4+ teams (2026-12-08) leaves every figure here replayable.
+LEARNED = "learned:model=stacking"
 KEY = 400                                       # > N_ACTIONS: key = candidate * KEY + net move
 
 
@@ -145,13 +148,13 @@ def judge(agent, fmt: str, deals: int, seed: int) -> list:
     from agents.arena.tournament import run_tournament
     from agents.stats import estimators as stats
     if fmt == "2teams":
-        res = run_tournament([agent, "learned"], teams=2, deals=deals, seed=seed,
+        res = run_tournament([agent, LEARNED], teams=2, deals=deals, seed=seed,
                              format="round-robin", progress=False)
         dm = stats.deal_means(res.records, 2)
         x, h = stats.mean_ci(dm[:, 0] - dm[:, 1])
         return [("head to head", x, x - h, x + h)]
     arms = []
-    for a in (agent, "learned"):
+    for a in (agent, LEARNED):
         res = run_tournament([a] + [RIVER_BUILDER] * 3, teams=4, deals=deals, seed=seed,
                              format="round-robin", progress=False)
         dm = stats.deal_means(res.records, 4)
@@ -172,7 +175,7 @@ def record(net: str, tables: dict, deals: int, seed: int, stride: int) -> dict:
     for fmt, table in tables.items():
         agent = override_agent(net, table)
         agent.record = []
-        lineup = [agent, "learned"] if fmt == "2teams" else [agent] + [RIVER_BUILDER] * 3
+        lineup = [agent, LEARNED] if fmt == "2teams" else [agent] + [RIVER_BUILDER] * 3
         run_tournament(lineup, teams=2 if fmt == "2teams" else 4, deals=deals, seed=seed,
                        format="round-robin", progress=False)
         for obs, legal, mv, out in agent.record:
@@ -272,7 +275,11 @@ def main(argv=None) -> int:
         except (ValueError, OSError, KeyboardInterrupt) as err:
             return exit_status(err, PROG, "nothing written: OUT is written whole or not at all")
         return 0
-    table = table_of(a, a.format)
+    from train.common import exit_status
+    try:
+        table = table_of(a, a.format)
+    except (ValueError, OSError, KeyboardInterrupt) as err:
+        return exit_status(err, PROG, "nothing played")
     print(f"{len(table)} pairs kept (candidate, net move: mean gain): "
           + ", ".join(f"{c},{b}: {v:+.2f}" for (c, b), v in sorted(table.items())), flush=True)
     agent = override_agent(a.net, table)

@@ -108,3 +108,25 @@ def test_pooled_folders_keep_their_deals_apart():
     for key in ("plain", "evidence"):
         assert pair_table(lab, key, 1.0, 0.0, 5, 0.5) == pair_table(by_hand, key, 1.0, 0.0, 5,
                                                                     0.5)
+
+
+def test_a_bad_labels_folder_is_one_line_without_distill(tmp_path, capsys):
+    """Without --distill, a labels folder that is not one is exit 2 in one line (was a
+    traceback: table_of read the labels outside any guard)."""
+    import train.override_table as ot
+    assert ot.main(["--labels", str(tmp_path / "absent")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "\n" not in err and "absent" in err
+
+
+def test_the_yardstick_is_the_stacking_member_not_plain_learned():
+    """Every try-10 figure is 'minus learned' as it was when measured (the stacking member);
+    plain `learned` plays a distilled net at 4+ teams since it shipped, which would judge
+    the override against its own distillation."""
+    import train.override_table as ot
+    from agents.registry import make_agent
+    assert ot.LEARNED == "learned:model=stacking"
+    src = open(ot.__file__).read()
+    assert '"learned"' not in src
+    bot = make_agent(ot.LEARNED)
+    assert bot is not None
