@@ -187,12 +187,14 @@ def test_a_huge_family_file_is_refused_unread(family):
 
 
 def test_the_package_ships_the_family():
-    """learned_family.json: stacking off plays the 2026-12-01 generalist (learned.npz), every
-    other table learned_stacking.npz; both under the useful-shifts constraint, both installed
-    (package data), both small."""
+    """learned_family.json: stacking off plays the 2026-12-01 generalist (learned.npz), 4 to 8
+    teams the lake-race net (lake_race.npz, one file; try 10, 2026-12-07), every other table
+    learned_stacking.npz; all under the useful-shifts constraint, installed (package data),
+    small."""
     fam = read_family(registry.MODELS_DIR)
     assert [(m.name, m.rules, m.path.name) for m in fam] == [
-        ("generalist", {"stacking": False}, "learned.npz"),
+        ("generalist", {"stacking": False}, "learned.npz")] + [
+        (f"lake-race-{n}", {"num_teams": n}, "lake_race.npz") for n in range(4, 9)] + [
         ("stacking", {}, "learned_stacking.npz")]
     bot = make_agent("learned")
     for m in fam:
@@ -208,7 +210,9 @@ def test_the_package_ships_the_family():
         rel = p.relative_to(root / "agents").as_posix()
         assert any(fnmatch.fnmatch(rel, pat) for pat in data), rel   # installed with the package
     assert bot.for_table(NOSTACK).member() == "generalist"
-    assert bot.for_table(RulesConfig(num_teams=5, river_size=5)).member() == "stacking"
+    assert bot.for_table(RulesConfig(num_teams=5, river_size=5)).member() == "lake-race-5"
+    assert bot.for_table(RulesConfig(num_teams=3, river_size=5)).member() == "stacking"
+    assert bot.for_table(RulesConfig(num_teams=4, stacking=False)).member() == "generalist"
 
 
 def test_a_family_folder_made_from_model_files(family, tmp_path_factory, capsys):
