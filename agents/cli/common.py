@@ -231,8 +231,9 @@ def option_error(message: str, shown: dict) -> str:
     return f"{shown[key]}{field}: {allowed}"
 
 
-def add_rules(p: argparse.ArgumentParser, teams: int = 4) -> None:
-    """--teams (default `teams`), --team-sizes, --river, --max-ticks, --target and --seed."""
+def add_rules(p: argparse.ArgumentParser, teams: int = 4, target: bool = True) -> None:
+    """--teams (default `teams`), --team-sizes, --river, --max-ticks, --target (not where a
+    command plays single hands only: target=False) and --seed."""
     p.add_argument("--teams", type=int, default=teams,
                    help=f"teams at the table, 2-8 (default {teams})")
     p.add_argument("--team-sizes", default="", metavar="1,2,..",
@@ -240,8 +241,9 @@ def add_rules(p: argparse.ArgumentParser, teams: int = 4) -> None:
     p.add_argument("--river", type=int, default=4, help="River columns, 4 or 5 (default 4)")
     p.add_argument("--max-ticks", type=int, default=RulesConfig.max_ticks,
                    help=f"a hand ends after this many ticks (default {RulesConfig.max_ticks})")
-    p.add_argument("--target", type=int, default=None,
-                   help=f"game target score (R30; default {RulesConfig.target_score})")
+    if target:
+        p.add_argument("--target", type=int, default=None,
+                       help=f"game target score (R30; default {RulesConfig.target_score})")
     p.add_argument("--seed", type=int_option("seed"), default=0,
                    help=f"seed of deals and moves, an int from 0 to {MAX_SEED} (default 0)")
 

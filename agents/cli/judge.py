@@ -145,7 +145,8 @@ examples:
                         "(default: learned)")
     p.add_argument("--deals", type=int_option("deals"), default=1000,
                    help="duplicate deals per format (default: 1000)")
-    p.add_argument("--seed", type=int_option("seed"), default=2027, help="(default: 2027)")
+    p.add_argument("--seed", type=int_option("seed"), default=2027,
+                   help="seed of the deals, an int from 0 to 2^63-1 (default: 2027)")
     p.add_argument("--held-out", action="store_true", help="also the held-out formats")
     p.add_argument("--only-held-out", action="store_true", help="only the held-out formats")
     p.add_argument("--cells", default="", metavar="TEXT",
@@ -226,7 +227,8 @@ examples:
                    help="table sizes, comma separated, each 2 to 8 (default: 2)")
     p.add_argument("--deals", type=int_option("deals"), default=500,
                    help="duplicate deals per match (default: 500)")
-    p.add_argument("--seed", type=int_option("seed"), default=4049, help="(default: 4049)")
+    p.add_argument("--seed", type=int_option("seed"), default=4049,
+                   help="seed of the deals, an int from 0 to 2^63-1 (default: 4049)")
     p.add_argument("--min-step", type=int_at_least(0), default=1_000_000, metavar="STEPS",
                    help="the earliest N/4 compared (default: 1000000)")
     p.add_argument("--at", default="", metavar="N,N",
@@ -269,7 +271,8 @@ examples:
     p.add_argument("b", metavar="B", help="the agent it plays")
     p.add_argument("--deals", type=int_option("deals"), default=2000,
                    help="duplicate deals (default: 2000)")
-    p.add_argument("--seed", type=int_option("seed"), default=0, help="(default: 0)")
+    p.add_argument("--seed", type=int_option("seed"), default=0,
+                   help="seed of the deals, an int from 0 to 2^63-1 (default: 0)")
     add_out(p, "h2h.json")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.set_defaults(func=cmd_h2h)
@@ -316,7 +319,8 @@ examples:
     p.add_argument("b", metavar="B", help="the agent compared with it")
     p.add_argument("--teams", default="2,4", metavar="T,T",
                    help="table sizes, comma separated, each 2 to 8 (default: 2,4)")
-    p.add_argument("--seed", type=int_option("seed"), default=0, help="(default: 0)")
+    p.add_argument("--seed", type=int_option("seed"), default=0,
+                   help="seed of the deals, an int from 0 to 2^63-1 (default: 0)")
     p.add_argument("--tables", type=int_at_least(1, 4096), default=128,
                    help="tables played at once (default: 128)")
     p.add_argument("--ticks", type=int_at_least(1, 100_000), default=100,

@@ -7,7 +7,7 @@ import argparse
 import numpy as np
 
 from ..human.pace import DEFAULT_LEVEL, DEFAULT_TICK_MS, LEVELS, given, level_help
-from .common import add_rules, add_speeds, config, int_at_least
+from .common import HelpFormatter, add_rules, add_speeds, config, int_at_least
 
 HUMAN_ONLY = ("terminal", "against", "seat", "level", "bot_ms", "tick_ms", "human_period",
               "port", "replay_out", "no_browser")
@@ -66,8 +66,8 @@ def add_parser(sub) -> argparse.ArgumentParser:
                               "--tick-ms 600 --speeds 1,2,2\n"
                               "  nertz play --human --terminal --teams 2 --against greedy\n"
                               "  nertz play --human --teams 2 --against search --level expert",
-                       formatter_class=argparse.RawDescriptionHelpFormatter)
-    add_rules(p)
+                       formatter_class=HelpFormatter)
+    add_rules(p, target=False)               # one hand: no game target (R30)
     p.add_argument("--every", type=int_at_least(1), default=100,
                    help="print the table every N ticks, N >= 1 (default 100)")
     add_speeds(p)

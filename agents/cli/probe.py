@@ -44,7 +44,7 @@ def add_parser(sub) -> argparse.ArgumentParser:
                         f"{LIMITS['probe_deals'].hi:,} (default: 200)")
     p.add_argument("--opponents", default="heuristic:style=river-builder", metavar="SPEC",
                    help="the core bot at every other seat (default: heuristic:style=river-builder)")
-    add_rules(p, teams=2)
+    add_rules(p, teams=2, target=False)      # one hand per deal: no game target
     add_out(p, FILES)
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.set_defaults(func=cmd_probe)

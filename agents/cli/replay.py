@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from .common import int_at_least, positive_float, wrote
+from .common import HelpFormatter, int_at_least, positive_float, wrote
 
 
 def cmd_replay(args) -> int:
@@ -72,7 +72,7 @@ def add_parser(sub) -> argparse.ArgumentParser:
                ".nertz.json.gz --events\n  nertz replay FILE --browse      (Enter next, p "
                "previous, j N jump, / call next Nertz call, q quit)\n  nertz replay FILE "
                "--html hand.html --video hand.gif --every 5",
-        formatter_class=argparse.RawDescriptionHelpFormatter)
+        formatter_class=HelpFormatter)
     r.add_argument("file", help="a replay file (.nertz.json.gz or .json)")
     r.add_argument("--hand", type=int_at_least(0), default=0,
                    help="which hand of the file to show: its place in the file, 0 first "

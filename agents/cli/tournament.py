@@ -95,7 +95,9 @@ def add_parser(sub) -> argparse.ArgumentParser:
                     "(an RLlib checkpoint: loading one from someone else can run code; needs "
                     "ray[rllib]), pair:NERTZ&STREAM (a two-player team of two agents by role: "
                     "the first plays whichever seat holds the Nertz pile, the second the "
-                    "Stream; quote it in a shell; agents/base.py Pair).",
+                    "Stream; quote it in a shell; agents/base.py Pair), "
+                    "search[:worlds=W,horizon=N,...] (decision-time search over a core bot, "
+                    "river-builder by default: docs/search.md).",
         epilog="examples:\n"
                "  nertz tournament                      # the shipped bots, 4 teams\n"
                "  nertz tournament --agents random,greedy,heuristic --deals 200 --teams 2 "
