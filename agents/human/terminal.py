@@ -12,12 +12,11 @@ from .session import PlaySession
 def play_terminal(session: PlaySession, stdin=None, out=None) -> Path | None:
     """Tick by tick in a terminal: the table, the person's legal moves numbered, a number or
     move text per line (Enter: wait, q: quit). A refused move prints the rule and asks
-    again. At the end of input the person waits out the hand quietly. Returns the replay
-    path (None when the person quit)."""
+    again. The end of input (Ctrl-D, `</dev/null`) quits as q does. Returns the replay
+    path (None when the person quit: nothing written)."""
     stdin = sys.stdin if stdin is None else stdin
     out = sys.stdout if out is None else out
     table, seat = session.table, session.seat
-    eof = False
 
     def say(*lines):
         print(*lines, sep="\n", file=out, flush=True)
@@ -26,9 +25,8 @@ def play_terminal(session: PlaySession, stdin=None, out=None) -> Path | None:
         + ", ".join(f"seat {s} {a}" for s, a in enumerate(session.agents) if s != seat))
     while not table.hand_over:
         legal = session.legal()
-        if eof or legal == ["wait"]:
-            if not eof:
-                say(f"tick {table.tick}: seat {seat} is busy (R21), waiting")
+        if legal == ["wait"]:
+            say(f"tick {table.tick}: seat {seat} is busy (R21), waiting")
             session.tick()
             continue
         say("", table.render(), "your moves: " + "  ".join(f"[{i}] {m}" for i, m in enumerate(legal)))
@@ -36,13 +34,9 @@ def play_terminal(session: PlaySession, stdin=None, out=None) -> Path | None:
             print(f"tick {table.tick} move (number or text, Enter = wait, q = quit): ",
                   end="", file=out, flush=True)
             line = stdin.readline()
-            if not line:
-                eof = True
-                say("", "(end of input: waiting out the hand)")
-                break
             text = line.strip()
-            if text.lower() in ("q", "quit"):
-                say("quit: no replay written")
+            if not line or text.lower() in ("q", "quit"):
+                say(("" if line else "(end of input) ") + "quit: no replay written")
                 return None
             if text.isdigit():
                 if int(text) < len(legal):

@@ -94,9 +94,9 @@ def test_an_infinite_margin_plays_its_base_bot_at_the_human_table(tmp_path, team
 
 def test_nertz_play_human_against_search_in_the_terminal(tmp_path, monkeypatch, capsys):
     """`nertz play --human --terminal --against search:...`: the person waits out the hand
-    (end of input), the search agent plays it, the replay is written."""
+    (Enter at every prompt), the search agent plays it, the replay is written."""
     out = tmp_path / "hand.nertz.json.gz"
-    monkeypatch.setattr("sys.stdin", io.StringIO(""))
+    monkeypatch.setattr("sys.stdin", io.StringIO("\n" * 3000))   # max_ticks (R26)
     code = main(["play", "--human", "--terminal", "--teams", "2", "--seed", "1",
                  "--against", "search:worlds=2,horizon=4", "--replay-out", str(out)])
     text = capsys.readouterr().out

@@ -184,13 +184,13 @@ def test_a_start_layout_and_agents_per_seat(tmp_path):
 def test_terminal_with_piped_input(tmp_path):
     sess = session(tmp_path, max_ticks=8, against="greedy")
     out = io.StringIO()
-    # a refused flip (R18), an unknown number, then the ace by its number; then end of input
-    path = play_terminal(sess, io.StringIO("flip\n7\n1\n"), out)
+    # a refused flip (R18), an unknown number, then the ace by its number; then waits (Enter:
+    # the end of input would quit)
+    path = play_terminal(sess, io.StringIO("flip\n7\n1\n" + "\n" * 8), out)
     text = out.getvalue()
     assert "refused: R18: the available ace AD must go to the Lake first" in text
     assert "no move [7]: choose 0..1" in text
     assert f"tick 0: seat 0 (you) {ACE_MOVE}" in text
-    assert "(end of input: waiting out the hand)" in text
     assert "Final scores (R29): team 0 (you)" in text
     assert [ACE] in sess.table.layout()["lake"]
     Replay.load(path).check()
@@ -205,7 +205,7 @@ def test_terminal_quit_writes_no_replay(tmp_path):
 def test_cli_terminal(tmp_path, monkeypatch, capsys):
     from agents.cli import main
     out = tmp_path / "cli.nertz.json.gz"
-    monkeypatch.setattr("sys.stdin", io.StringIO("1\n"))
+    monkeypatch.setattr("sys.stdin", io.StringIO("1\n" + "\n" * 5))
     assert main(["play", "--human", "--terminal", "--teams", "2", "--max-ticks", "5",
                  "--seed", str(SEED), "--against", "greedy", "--replay-out", str(out)]) == 0
     assert "replay written to" in capsys.readouterr().out

@@ -66,7 +66,7 @@ def play(out, against, mode=("--terminal",)):
 def test_a_cold_search_is_compiled_after_a_notice_before_the_first_move(tmp_path,
                                                                          monkeypatch):
     """No kernel cached (a fresh install): the notice, then a search at the dealt position,
-    then the person is asked for a move (the terminal reads none: the hand is waited out)."""
+    then the person is asked for a move (the terminal reads none: end of input quits)."""
     monkeypatch.setattr(warmup, "kernel_cached", lambda kernel: False)
     monkeypatch.setattr("sys.stdin", io.StringIO(""))
     ev = Events(monkeypatch)
