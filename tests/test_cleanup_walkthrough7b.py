@@ -6,6 +6,8 @@ import argparse
 import io
 
 from agents.cli import build_parser, main
+from agents.human.session import PlaySession
+from nertz_env.config import RulesConfig
 
 
 def subparser(*names):
@@ -37,3 +39,29 @@ def test_end_of_input_quits_and_writes_nothing(tmp_path, monkeypatch):
     code, text = human(tmp_path, monkeypatch, "", "--replay-out", str(tmp_path / "h.nertz.json.gz"))
     assert code == 0 and "no replay written" in text and "replay written to" not in text
     assert list(tmp_path.iterdir()) == []
+
+
+def test_quitting_leaves_no_runs_folder(tmp_path, monkeypatch):
+    """B: quitting at once writes nothing at all, not even the default runs/play/ folder."""
+    code, text = human(tmp_path, monkeypatch, "q\n")
+    assert code == 0 and "quit: no replay written" in text
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_finished_hand_still_writes_to_the_default_folder(tmp_path, monkeypatch):
+    """B: the default runs/play/ is made when the replay is written."""
+    code, text = human(tmp_path, monkeypatch, "\n" * 20)
+    assert code == 0 and "replay written to runs/play/" in text
+    assert len(list((tmp_path / "runs" / "play").iterdir())) == 1
+
+
+def test_the_default_folder_is_still_checked_before_the_hand(tmp_path, monkeypatch):
+    """B: a `runs` that is a file is refused before the hand, as before."""
+    (tmp_path / "runs").write_text("")
+    monkeypatch.chdir(tmp_path)
+    try:
+        PlaySession(RulesConfig(num_teams=2))
+    except ValueError as err:
+        assert "--replay-out" in str(err) and "runs" in str(err) and "\n" not in str(err)
+    else:
+        raise AssertionError("a runs file must be refused")

@@ -59,7 +59,9 @@ def check_out_path(path: Path, option: str, create_folder: bool = False) -> None
     written, or that would write over something: a folder, anything already at the path (a
     file, a FIFO, a link: a replay never replaces another file), a folder that does not exist
     (only the default path's folder, create_folder, is made), a folder that refuses a probe
-    file written and removed there. All before anything is played."""
+    file written and removed there (in its nearest existing folder where create_folder: the
+    folder is made only when the replay is written, so a hand quit leaves nothing). All before
+    anything is played."""
     where = f"{option} {str(path)!r}"
     if path.is_dir():
         raise ValueError(f"{where} is a folder; name a file, e.g. "
@@ -76,9 +78,14 @@ def check_out_path(path: Path, option: str, create_folder: bool = False) -> None
                              "folder)")
         raise ValueError(f"{where}: its folder {str(folder)!r} does not exist; create it "
                          "first or name a file in an existing folder")
+    probe_in = folder
+    while create_folder and not os.path.lexists(probe_in) and probe_in != probe_in.parent:
+        probe_in = probe_in.parent
+    if not probe_in.is_dir():
+        raise ValueError(f"{where}: cannot write in its folder {str(folder)!r} "
+                         f"({str(probe_in)!r} is not a folder)")
     try:
-        folder.mkdir(parents=True, exist_ok=True)
-        fd, probe = tempfile.mkstemp(prefix=".nertz-probe-", dir=folder)
+        fd, probe = tempfile.mkstemp(prefix=".nertz-probe-", dir=probe_in)
         os.close(fd)
         os.unlink(probe)
     except OSError as err:

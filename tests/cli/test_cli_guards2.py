@@ -196,9 +196,13 @@ def test_replay_out_is_checked_before_the_page(tmp_path, capsys, monkeypatch):
 
 def test_the_default_replay_folder_is_still_made(tmp_path, monkeypatch):
     from agents.human.session import PlaySession
+    from nertz_env.config import RulesConfig
     monkeypatch.chdir(tmp_path)
-    PlaySession(against="greedy")
-    assert (tmp_path / "runs" / "play").is_dir()
+    sess = PlaySession(RulesConfig(max_ticks=3), against="greedy")
+    assert not (tmp_path / "runs").exists()         # made only when the replay is written
+    while not sess.table.hand_over:
+        sess.tick()
+    assert (tmp_path / "runs" / "play").is_dir() and sess.replay_path.is_file()
 
 
 # ------------------------------------------------------------------ 6. hints
