@@ -7,6 +7,7 @@ import io
 
 from agents.cli import build_parser, main
 from agents.human.session import PlaySession
+from agents.human.terminal import play_terminal
 from nertz_env.config import RulesConfig
 
 
@@ -65,3 +66,13 @@ def test_the_default_folder_is_still_checked_before_the_hand(tmp_path, monkeypat
         assert "--replay-out" in str(err) and "runs" in str(err) and "\n" not in str(err)
     else:
         raise AssertionError("a runs file must be refused")
+
+
+def test_a_move_that_does_not_parse_names_the_api_once(tmp_path):
+    """C: 'refused: docs/api.md: move 'h' does not parse: ... (docs/api.md)' named it twice."""
+    sess = PlaySession(RulesConfig(num_teams=2, max_ticks=6), against="greedy", seed=1,
+                       replay_out=tmp_path / "h.nertz.json.gz")
+    out = io.StringIO()
+    play_terminal(sess, io.StringIO("h\nq\n"), out)
+    line = next(x for x in out.getvalue().splitlines() if "refused:" in x)
+    assert "does not parse" in line and line.count("docs/api.md") == 1, line

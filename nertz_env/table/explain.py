@@ -134,8 +134,8 @@ def _parse(text: str, view: _View) -> Move | str:
                         f"River column {col}; only a column's top card may go to the Lake")
         try:
             move = Move.parse(t)
-        except ValueError as err:
-            return f"docs/api.md: {err}"
+        except ValueError as err:             # the grammar's reference named once, first
+            return f"docs/api.md: {str(err).removesuffix(' (docs/api.md)')}"
     cols = view.config.river_size
     named = [s - SRC_RIVER0 for s in move.sources if s >= SRC_RIVER0]
     named += [move.dst] if move.dst is not None else []
