@@ -76,3 +76,13 @@ def test_a_move_that_does_not_parse_names_the_api_once(tmp_path):
     play_terminal(sess, io.StringIO("h\nq\n"), out)
     line = next(x for x in out.getvalue().splitlines() if "refused:" in x)
     assert "does not parse" in line and line.count("docs/api.md") == 1, line
+
+
+def test_train_help_says_what_each_learner_writes():
+    """E: --out listed the sb3 learner's files (final.zip, eval.jsonl/csv, tb/) alone, while
+    the default lean learner writes final.npz and critics/."""
+    text = helps(subparser("train"))["--out"]
+    for name in ("final.npz", "critics/", "final.zip", "eval.jsonl"):
+        assert name in text, (name, text)
+    assert text.index("lean") < text.index("final.npz") < text.index("sb3") \
+        < text.index("final.zip"), text

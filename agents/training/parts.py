@@ -43,8 +43,10 @@ class RunPart:
     logs, threads, device and the checkpoint it resumes."""
     out: str = "runs/train"
     """run folder, new or empty (a folder holding anything is refused; a resume may name its
-    checkpoint's own run folder, where it continues without --out): config.json, bc.json,
-    eval.jsonl/csv, checkpoints/, tb/, final.zip"""
+    checkpoint's own run folder, where it continues without --out). The lean learner writes
+    config.json, final.npz + final.json, critics/ (the value net) and, where asked, bc.json,
+    checkpoints/, snapshots/; sb3 writes config.json, final.zip and, where asked, bc.json,
+    eval.jsonl/csv, checkpoints/, snapshots/, tb/"""
     seed: int = 0
     """seed of tables, league draws, network initialisation and minibatches"""
     timesteps: int = 1_000_000
