@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import io
+import re
 
 from agents.cli import build_parser, main
 from agents.human.session import PlaySession
@@ -86,3 +87,40 @@ def test_train_help_says_what_each_learner_writes():
         assert name in text, (name, text)
     assert text.index("lean") < text.index("final.npz") < text.index("sb3") \
         < text.index("final.zip"), text
+
+
+def _range(kind):
+    """(lo, hi or None) of an int_at_least argparse type, read from its refusal."""
+    for probe in ("-999999999999999999999", "99999999999999999999999"):
+        try:
+            kind(probe)
+        except argparse.ArgumentTypeError as err:
+            m = re.search(r"an int (?:>= (\d+)|from (\d+) to (\d+))", str(err))
+            if m:
+                return (int(m.group(1)), None) if m.group(1) else (int(m.group(2)),
+                                                                  int(m.group(3)))
+    return None
+
+
+def test_judge_help_states_every_numeric_range():
+    """F: `nertz judge h2h/grid/curve --deals` refused 1 with 'an int from 2 to 1000000' but
+    --help did not say it; every int option of every judgement states its range."""
+    sub = next(a for a in subparser("judge")._actions
+               if isinstance(a, argparse._SubParsersAction))
+    checked = 0
+    for name, parser in sub.choices.items():
+        texts = helps(parser)
+        for action in parser._actions:
+            bounds = action.type and callable(action.type) and action.option_strings \
+                and _range(action.type)
+            if not bounds:
+                continue
+            lo, hi = bounds
+            text, opt = texts[action.option_strings[0]], f"judge {name} {action.option_strings[0]}"
+            if hi is None:
+                assert f">= {lo}" in text or f"{lo} or more" in text, (opt, text)
+            else:
+                his = {str(hi), f"{hi:,}"} | ({"2^63-1"} if hi == 2 ** 63 - 1 else set())
+                assert f"from {lo} to" in text and any(h in text for h in his), (opt, text)
+            checked += 1
+    assert checked >= 9

@@ -8,9 +8,10 @@ import argparse
 import shlex
 import sys
 
-from .common import (HelpFormatter, add_out, csv_list, fit, int_at_least, int_option,
+from .common import (LIMITS, HelpFormatter, add_out, csv_list, fit, int_at_least, int_option,
                      out_folder, refuse_alone, say_written)
 
+DEALS = f"an int from {LIMITS['deals'].lo} to {LIMITS['deals'].hi:,}"   # as the refusal says
 DESCRIPTION = """\
 Judge models: each judgement plays agents on duplicate deals (the same cards for both sides;
 95% intervals over deals, the deal the independent unit) and prints a table; --out DIR keeps
@@ -144,7 +145,7 @@ examples:
                         "shell; any agent spec: learned, ppo:PATH, heuristic:...) "
                         "(default: learned)")
     p.add_argument("--deals", type=int_option("deals"), default=1000,
-                   help="duplicate deals per format (default: 1000)")
+                   help=f"duplicate deals per format, {DEALS} (default: 1000)")
     p.add_argument("--seed", type=int_option("seed"), default=2027,
                    help="seed of the deals, an int from 0 to 2^63-1 (default: 2027)")
     p.add_argument("--held-out", action="store_true", help="also the held-out formats")
@@ -226,11 +227,11 @@ examples:
     p.add_argument("--teams", default="2", metavar="T,T",
                    help="table sizes, comma separated, each 2 to 8 (default: 2)")
     p.add_argument("--deals", type=int_option("deals"), default=500,
-                   help="duplicate deals per match (default: 500)")
+                   help=f"duplicate deals per match, {DEALS} (default: 500)")
     p.add_argument("--seed", type=int_option("seed"), default=4049,
                    help="seed of the deals, an int from 0 to 2^63-1 (default: 4049)")
     p.add_argument("--min-step", type=int_at_least(0), default=1_000_000, metavar="STEPS",
-                   help="the earliest N/4 compared (default: 1000000)")
+                   help="the earliest N/4 compared, an int >= 0 (default: 1000000)")
     p.add_argument("--at", default="", metavar="N,N",
                    help="only these N, comma separated, each a checkpoint's step (default: "
                         "every checkpoint with one near N/4)")
@@ -270,7 +271,7 @@ examples:
     p.add_argument("a", metavar="A", help="an agent spec (learned, ppo:PATH, heuristic:...)")
     p.add_argument("b", metavar="B", help="the agent it plays")
     p.add_argument("--deals", type=int_option("deals"), default=2000,
-                   help="duplicate deals (default: 2000)")
+                   help=f"duplicate deals, {DEALS} (default: 2000)")
     p.add_argument("--seed", type=int_option("seed"), default=0,
                    help="seed of the deals, an int from 0 to 2^63-1 (default: 0)")
     add_out(p, "h2h.json")
@@ -322,9 +323,9 @@ examples:
     p.add_argument("--seed", type=int_option("seed"), default=0,
                    help="seed of the deals, an int from 0 to 2^63-1 (default: 0)")
     p.add_argument("--tables", type=int_at_least(1, 4096), default=128,
-                   help="tables played at once (default: 128)")
+                   help="tables played at once, an int from 1 to 4,096 (default: 128)")
     p.add_argument("--ticks", type=int_at_least(1, 100_000), default=100,
-                   help="ticks played (default: 100)")
+                   help="ticks played, an int from 1 to 100,000 (default: 100)")
     add_out(p, "agreement.json")
     p.set_defaults(func=cmd_agreement)
 
