@@ -17,8 +17,8 @@
                                              rules pick (agents/learned/family.py), or without
                                              a family the generalist, or without one the model
                                              for the table it sits at (numpy only)
-    learned:model=generalist                 one model of the family (generalist, stacking) at
-                                             every table
+    learned:model=generalist                 one model of the family (generalist, lake-race-4 ..
+                                             lake-race-8: one file, stacking) at every table
     learned:family=PATH.json                 a family file of your own (its models beside it)
     learned:teams=4                          the shipped 4-team model, at any table
     learned:model=per-table                  each table's own shipped model (2 or 4 teams),
