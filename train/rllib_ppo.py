@@ -22,7 +22,9 @@ One file, read top to bottom: arguments, environment, algorithm config, training
   `--policy shared`: one module "shared" for every seat; `--policy per-team`: one module per
   team ("team0", "team1", ...), policy_mapping_fn maps each agent to its team's module.
 - Output (`--out DIR`): `checkpoint/` (algo.save_to_path: resumable with
-  Algorithm.from_checkpoint, and the RLModules inside it), `results.json` (per iteration:
+  Algorithm.from_checkpoint, and the RLModules inside it; beside them `nertz_table.json`, the
+  table it trained at in plain JSON (`write_table`), which the `rllib:` agent reads to warn
+  when it plays a table of another size), `results.json` (per iteration:
   seconds, env steps, episodes, RLlib's mean episode return (the sum over every agent of the
   hand's rewards) and per module (the rewards of the agents it plays), illegal picks,
   penalties, agent steps checked). The agent kind
@@ -42,9 +44,10 @@ from pathlib import Path
 
 from pettingzoo.utils.wrappers import BaseParallelWrapper
 
-from agents.learned.rllib import DEFAULT_HIDDEN
+from agents.learned.rllib import DEFAULT_HIDDEN, TABLE_FILE, table_record
 from agents.training.config import field_docs
 from nertz_env import nertz_v0
+from nertz_env.files import write_json
 
 POLICIES = ("shared", "per-team")
 SHARED = "shared"
@@ -101,6 +104,13 @@ def agent_teams(cfg: dict) -> dict:
     """{agent: team} of the table cfg describes (the env's own seat_team)."""
     env = nertz_v0.parallel_env(**cfg)
     return {a: env.config.seat_team[s] for s, a in enumerate(env.possible_agents)}
+
+
+def write_table(ckpt, cfg: dict) -> Path:
+    """CKPT/nertz_table.json: the table of the env keywords `cfg` (agents/learned/rllib.py
+    table_record), written whole or not at all; the rllib agent reads it (read_table)."""
+    config = nertz_v0.parallel_env(**cfg).config
+    return write_json(Path(ckpt) / TABLE_FILE, table_record(config))
 
 
 def policy_mapping(policy: str, cfg: dict) -> tuple[list, dict]:
@@ -198,7 +208,8 @@ def train(config, iterations: int, out=None, log=print) -> tuple[list, Path | No
             out.mkdir(parents=True, exist_ok=True)
             ckpt = out / "checkpoint"
             algo.save_to_path(str(ckpt.resolve()))
-            (out / "results.json").write_text(json.dumps(rows, indent=1) + "\n")
+            write_table(ckpt, dict(config.env_config))
+            write_json(out / "results.json", rows, indent=1)
     finally:
         algo.stop()
     return rows, ckpt

@@ -16,10 +16,15 @@ whose illegal_move rule decides (R31, docs/rules.md).
 A safe-format model that reads the v1 observation (its JSON's "observation": "v1") is a
 seat-view agent: act_view writes its rows from the seat's view (agents/learned/v1.py); the
 arena's net kernel plays it too, keeping the memory itself (agents/learned/core_play.py).
+
+A safe-format model whose JSON records the table it was trained for ("table") plays at any
+table, but told another (`for_table`) it warns once (RuntimeWarning, `warn_other_table`),
+naming the spec, the table recorded and the table it plays: never another table in silence.
 """
 from __future__ import annotations
 
 import os
+import warnings
 
 import numpy as np
 
@@ -30,6 +35,38 @@ from ..constraints import check_constraint, constrain
 from .sb3_zip import load_sb3
 from .v1 import check_fits, no_view_error, reads_v1, view_rows
 from .weights import NumpyPolicy, is_weights, weight_files
+
+
+_SHOWN = set()                  # the lines warn_other_table said in this process
+
+
+def describe(teams: int, team_size: int) -> str:
+    return f"{teams} teams, " + ("solo seats" if team_size == 1 else "a 2-player team")
+
+
+def recorded_table(meta: dict):
+    """(teams, team_size) a model's JSON records it was trained for, or None (any table)."""
+    table = meta.get("table")
+    return None if table is None else (int(table["teams"]), int(table["team_size"]))
+
+
+def warn_other_table(agent, trained, config, source: str) -> None:
+    """Warn once per agent (its `_warned`, shared by the copies `told` makes; each line once
+    per process: `_SHOWN`) where a seat of the table `config` is not of the table `trained`
+    ((teams, team_size), None: any) its model was trained for; source: where that table is
+    recorded. It plays on: the user chose it."""
+    sizes = tuple(config.sizes)
+    if trained is None or "table" in agent._warned or \
+            all((config.num_teams, 2 if n == 2 else 1) == trained for n in sizes):
+        return
+    agent._warned.add("table")
+    played = describe(config.num_teams, sizes[0]) if len(set(sizes)) == 1 else \
+        f"{config.num_teams} teams of {', '.join(map(str, sizes))} players"
+    text = (f"agent {agent.name!r}: its model was trained for {describe(*trained)} "
+            f"({source}); playing it at this table ({played}) as asked (docs/models.md).")
+    if text not in _SHOWN:        # a new agent of the same spec (each training evaluation
+        _SHOWN.add(text)          # makes one) repeats no line Python's filter may let through
+        warnings.warn(text, RuntimeWarning, stacklevel=4)
 
 
 def load_model(path, device: str = "cpu", trust: bool = False):
@@ -69,11 +106,13 @@ class PPOAgent(Agent):
         if not isinstance(deterministic, bool):
             raise ValueError(f"deterministic={deterministic!r} must be True or False")
         self.constraint = check_constraint(constraint)
+        self.trained, self._warned = None, set()
         if is_weights(path):
             self.policy = load_weights_policy(path, deterministic, seed)
             if constraint is None:
                 self.constraint = check_constraint(self.policy.meta.get("constraint"))
             self.seat_view = reads_v1(self.policy)      # a v1 net: played with act_view
+            self.trained = recorded_table(self.policy.meta)
         else:
             # illegal picks (an unmasked PPO) go to the table, whose illegal_move decides (R31)
             self.policy = FrozenPolicy(load_model(path, device=device, trust=trust),
@@ -81,7 +120,9 @@ class PPOAgent(Agent):
         self.name = f"ppo:{path}"
 
     def for_table(self, config) -> "PPOAgent":
-        """Told its table (agents/base.py): the net kernel then plays its seats there."""
+        """Told its table (agents/base.py): the net kernel then plays its seats there; a
+        model recorded for another table warns once (warn_other_table)."""
+        warn_other_table(self, self.trained, config, "the table its JSON records")
         return self.told(config)
 
     def core_networks(self):

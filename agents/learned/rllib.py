@@ -23,6 +23,12 @@ put in it. There is no safe way to read one: load only checkpoints you made or w
 you trust, and share models in the safe format instead (NAME.npz + NAME.json, numpy only,
 docs/models.md). A module whose observation or action size does not fit a Nertz seat is
 refused at load, naming both sizes.
+
+The table it was trained for lives in RLlib's pickled Algorithm state only, so the recipe also
+writes TABLE_FILE (`nertz_table.json`, plain JSON: `table_record`) into the checkpoint
+directory. Where PATH (or PATH/checkpoint) holds one, it is read under a cap, checked key by
+key (a bad one is a one-line ValueError naming it, before the module loads), and told a table
+of another size (`for_table`) the agent warns once, as `ppo:` does (agents/learned/ppo.py).
 """
 from __future__ import annotations
 
@@ -30,16 +36,19 @@ from pathlib import Path
 
 import numpy as np
 
+from nertz_env.files import json_loads_strict, read_capped
 from nertz_env.optional import require
 
 from ..base import Agent, check_batch
 from ..specs import path_options
+from .ppo import warn_other_table
 
 DEFAULT_HIDDEN = (64, 64)
 RLLIB_OPTIONS = ("policy", "deterministic")
 # Checkpointable's file naming the class to rebuild (every RLModule / MultiRLModule dir has one)
 _CTOR_FILE = "class_and_ctor_args.pkl"
 _ALGO_MODULES = ("learner_group", "learner", "rl_module")   # inside an Algorithm checkpoint
+TABLE_FILE, TABLE_FORMAT, MAX_TABLE_FILE = "nertz_table.json", "nertz-rllib-table", 1 << 16
 _LAZY = {}
 _NEEDS = "an rllib agent (ray[rllib] and torch)"
 
@@ -170,6 +179,51 @@ def _check_module_sizes(module, what: str) -> None:
         check_sizes(int(np.prod(shape)), int(n), what)
 
 
+def table_record(config) -> dict:
+    """TABLE_FILE's content for a checkpoint trained at tables of `config` (a RulesConfig whose
+    teams are all of one size): the table as the safe format records it, and its rules."""
+    from nertz_env.config import RULE_FIELDS
+    sizes = set(config.sizes)
+    if len(sizes) != 1:
+        raise ValueError(f"team_sizes={config.sizes}: {TABLE_FILE} records teams of one size")
+    return {"format": TABLE_FORMAT, "version": 1,
+            "table": {"teams": config.num_teams, "team_size": sizes.pop()},
+            "rules": {k: getattr(config, k) for k in RULE_FIELDS}}
+
+
+def read_table(path):
+    """(teams, team_size) the checkpoint at `path` was trained for, from its TABLE_FILE (in
+    PATH or PATH/checkpoint), or None where it has none. A bad file: one-line ValueError."""
+    from .weights import rules_problem
+    found = [f for f in (Path(path) / TABLE_FILE, Path(path) / "checkpoint" / TABLE_FILE)
+             if f.exists() or f.is_symlink()]
+    if not found:
+        return None
+    what = f"rllib checkpoint {str(path)!r}: {found[0].name}"
+    meta = json_loads_strict(read_capped(found[0], MAX_TABLE_FILE, what), what)
+
+    def bad(key, allowed):
+        raise ValueError(f"{what}: {key} must be {allowed}")
+
+    keys = {"format", "version", "table", "rules"}
+    if not isinstance(meta, dict) or set(meta) != keys:
+        bad("the file", f"a JSON object of exactly {', '.join(sorted(keys))}")
+    if meta["format"] != TABLE_FORMAT or type(meta["version"]) is not int \
+            or meta["version"] != 1:
+        bad("format/version", f"{TABLE_FORMAT!r} version 1")
+    table = meta["table"]
+    if not (isinstance(table, dict) and set(table) == {"teams", "team_size"}
+            and all(type(v) is int for v in table.values())
+            and 2 <= table["teams"] <= 8 and table["team_size"] in (1, 2)):
+        bad("table", '{"teams": 2..8, "team_size": 1 or 2}')
+    problem = meta["rules"] is not None and rules_problem(meta["rules"])
+    if problem:
+        bad(*problem)
+    if meta["rules"] is not None and meta["rules"].get("num_teams", 2) != table["teams"]:
+        bad("rules.num_teams", f"the table's teams, {table['teams']}")
+    return table["teams"], table["team_size"]
+
+
 class RLlibAgent(Agent):
     """`rllib:PATH[,policy=ID][,deterministic=false]`: a saved RLModule playing through
     forward_inference (greedy: argmax of the masked logits) or, deterministic=False,
@@ -180,10 +234,17 @@ class RLlibAgent(Agent):
                  seed: int | None = None):
         if not isinstance(deterministic, bool):
             raise ValueError(f"deterministic={deterministic!r} must be True or False")
+        self.trained, self._warned = read_table(path), set()     # before the module loads
         self.policy_id, self.module = load_module(path, policy)
         self.deterministic = deterministic
         self._rng = np.random.default_rng(seed)
         self.name = f"rllib:{path}"
+
+    def for_table(self, config) -> "RLlibAgent":
+        """Itself (its play does not depend on the table); a checkpoint whose TABLE_FILE
+        records another table warns once (agents/learned/ppo.py warn_other_table)."""
+        warn_other_table(self, self.trained, config, f"its {TABLE_FILE}")
+        return self
 
     def logits(self, observations, action_masks) -> np.ndarray:
         """The module's action-distribution inputs, float32 [n, 322] (FLOAT_MIN where illegal

@@ -14,7 +14,8 @@ observation says it (nertz_env/core/observe.py: num_teams / 8 and the two-player
 the self segment). At a table no shipped model was trained for it plays the nearest one (by
 team count, ties to the larger) and warns once per table format, naming both tables: never a
 model for another table in silence. `learned:teams=N` picks the N-team model by hand for
-every table, without a warning.
+every table; told a table of another size it warns once per agent, as `ppo:` does with a
+model whose JSON records another table (agents/learned/ppo.py warn_other_table).
 
 A model that reads the v1 observation (a family of your own may hold one: agents/learned/v1.py)
 makes the agent a seat-view agent wherever it plays such a model (`seat_view`, set again by
@@ -34,7 +35,7 @@ from nertz_env.core.observe import read_self
 from ..base import Agent, check_batch
 from ..constraints import check_constraint, constrain
 from .family import member_for
-from .ppo import load_weights_policy
+from .ppo import describe, load_weights_policy, recorded_table, warn_other_table
 from .v1 import no_view_error, reads_v1, view_rows
 
 GENERALIST = 0                  # the generalist's key among LearnedAgent.policies
@@ -54,10 +55,6 @@ def generalist_model(models_dir):
     """The generalist's .npz in models_dir (learned.npz with its .json), or None."""
     p = Path(models_dir) / "learned.npz"
     return p if p.is_file() and p.with_suffix(".json").is_file() else None
-
-
-def describe(teams: int, team_size: int) -> str:
-    return f"{teams} teams, " + ("solo seats" if team_size == 1 else "a 2-player team")
 
 
 def table_of_rows(observations) -> tuple:
@@ -140,6 +137,10 @@ class LearnedAgent(Agent):
         """This agent told a table of `config` (agents/base.py: its seats pick their models
         for the net kernel, core_networks); a family's copy plays the member the table's
         rules pick at every seat (agents/learned/family.py)."""
+        if self.family is None and self.by_hand is not None:      # teams=N, model=NAME
+            key = self.by_hand
+            warn_other_table(self, recorded_table(self.policies[key].meta), config,
+                             f"learned_{key}teams" if key != GENERALIST else "its JSON")
         bound = self.told(config)
         if self.family is not None:
             bound.by_hand = member_for(self.family, config)
