@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import warnings
+from pathlib import Path
 
 import pytest
 
@@ -132,3 +133,28 @@ def test_a_bad_table_file_is_one_line_before_the_module_loads(tmp_path, fake_rll
     msg = str(err.value)
     assert words in msg and "\n" not in msg and f"'rllib:{ckpt}'" in msg, msg
     assert fake_rllib == []                     # refused before any module was loaded
+
+
+def test_the_recipe_train_writes_it_beside_the_checkpoint(tmp_path):
+    """train() with a stand-in for RLlib's Algorithm (no ray): checkpoint/nertz_table.json
+    holds the table of its env_config, and the rllib agent reads it from --out."""
+    class Algo:
+        def train(self):
+            return {"training_iteration": 1}
+
+        def save_to_path(self, path):
+            Path(path).mkdir(parents=True)
+
+        def stop(self):
+            pass
+
+    class Config:
+        env_config = rllib_ppo.env_config(4, 300)
+
+        def build_algo(self):
+            return Algo()
+
+    rows, ckpt = rllib_ppo.train(Config(), 1, tmp_path / "out", log=None)
+    assert ckpt == tmp_path / "out" / "checkpoint" and rows[0]["iteration"] == 1
+    assert rllib.read_table(tmp_path / "out") == (4, 1)
+    assert json.loads((tmp_path / "out" / "results.json").read_text()) == rows
