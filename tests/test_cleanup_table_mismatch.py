@@ -158,3 +158,22 @@ def test_the_recipe_train_writes_it_beside_the_checkpoint(tmp_path):
     assert ckpt == tmp_path / "out" / "checkpoint" and rows[0]["iteration"] == 1
     assert rllib.read_table(tmp_path / "out") == (4, 1)
     assert json.loads((tmp_path / "out" / "results.json").read_text()) == rows
+
+
+def test_a_training_league_plays_its_opponents_at_every_format_without_a_line(tmp_path):
+    """The league plays learned:teams=2/=4 at all the rulebook's formats on purpose (the
+    stacking member's recipe): none of its 16 (spec, table) pairs prints the line."""
+    import sys
+    sys.path.insert(0, str(Path(__file__).parent / "training"))
+    from tiny_runs import tiny
+
+    from agents.training.formats import make_formats_env
+    opp = ["heuristic:style=river-builder", "learned:teams=2", "learned:teams=4"]
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        cfg = tiny(tmp_path, learner="lean", opponents=opp, formats="rulebook-weighted",
+                   num_envs=64)
+        make_formats_env(cfg).close()
+    assert mismatch(caught) == []
+    with pytest.warns(RuntimeWarning):             # the same agents outside a league still say it
+        make_agent("learned:teams=2").for_table(FOUR)

@@ -23,6 +23,7 @@ naming the spec, the table recorded and the table it plays: never another table 
 """
 from __future__ import annotations
 
+import contextlib
 import os
 import warnings
 
@@ -38,6 +39,18 @@ from .weights import NumpyPolicy, is_weights, weight_files
 
 
 _SHOWN = set()                  # the lines warn_other_table said in this process
+_EXPECTED = []                  # other_tables_expected's depth: no line while > 0
+
+
+@contextlib.contextmanager
+def other_tables_expected():
+    """Within it, agents told a table other than their model's say nothing (and record
+    nothing): a training league plays its opponents at every format by design."""
+    _EXPECTED.append(True)
+    try:
+        yield
+    finally:
+        _EXPECTED.pop()
 
 
 def describe(teams: int, team_size: int) -> str:
@@ -56,7 +69,7 @@ def warn_other_table(agent, trained, config, source: str) -> None:
     ((teams, team_size), None: any) its model was trained for; source: where that table is
     recorded. It plays on: the user chose it."""
     sizes = tuple(config.sizes)
-    if trained is None or "table" in agent._warned or \
+    if trained is None or _EXPECTED or "table" in agent._warned or \
             all((config.num_teams, 2 if n == 2 else 1) == trained for n in sizes):
         return
     agent._warned.add("table")

@@ -38,6 +38,7 @@ from nertz_env.core.scoring import relative_points
 from nertz_env.envs.opponents import for_table, is_viewer
 from nertz_env.optional import require
 
+from ..learned.ppo import other_tables_expected
 from .entries import SNAPSHOT, LeagueEntry, league_weights, parse_entry
 
 _vec_env = require("stable_baselines3.common.vec_env", "train", "the training league")
@@ -128,7 +129,8 @@ class LeagueVecEnv(_vec_env.VecEnvWrapper):
                 if a is not None:                  # one agent per spec, across entries too
                     self._outside[i, k] = index.setdefault(en.specs[k], len(index))
                     if index[en.specs[k]] == len(self._agents):    # told this table's rules
-                        self._agents.append(for_table(a, self.venv.config))
+                        with other_tables_expected():      # a league plays its opponents
+                            self._agents.append(for_table(a, self.venv.config))  # anywhere
         if any(is_viewer(a) for a in self._agents):       # a v1 entry in a v0 env too
             self.batch.keep_memory()
         self._slot = np.full(self.venv.config.num_seats, -1, np.int64)
