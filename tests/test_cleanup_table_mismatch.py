@@ -164,6 +164,8 @@ def test_a_training_league_plays_its_opponents_at_every_format_without_a_line(tm
     """The league plays learned:teams=2/=4 at all the rulebook's formats on purpose (the
     stacking member's recipe): none of its 16 (spec, table) pairs prints the line."""
     import sys
+    pytest.importorskip("torch")
+    pytest.importorskip("stable_baselines3")
     sys.path.insert(0, str(Path(__file__).parent / "training"))
     from tiny_runs import tiny
 
