@@ -179,3 +179,25 @@ def test_a_training_league_plays_its_opponents_at_every_format_without_a_line(tm
     assert mismatch(caught) == []
     with pytest.warns(RuntimeWarning):             # the same agents outside a league still say it
         make_agent("learned:teams=2").for_table(FOUR)
+
+
+def test_a_training_evaluation_of_its_league_says_nothing(tmp_path):
+    """evaluate_run plays the policy against each league entry at the run's table: the
+    entries are there by design (learned:teams=2 at 4 teams here), no line for them."""
+    import sys
+    pytest.importorskip("torch")
+    pytest.importorskip("stable_baselines3")
+    sys.path.insert(0, str(Path(__file__).parent / "training"))
+    from tiny_runs import tiny
+
+    from agents.training import evaluation
+    from agents.training.league import make_env
+    from agents.training.run import build_model
+    cfg = tiny(tmp_path, learner="sb3", teams=4, eval_deals=2, eval_league_deals=2,
+               opponents=["greedy", "learned:teams=2"])
+    (tmp_path / "run").mkdir()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        model = build_model(cfg, make_env(cfg))
+        evaluation.evaluate_run(model, cfg, tmp_path / "run", None, log=lambda s: None)
+    assert mismatch(caught) == []

@@ -33,6 +33,7 @@ import numpy as np
 from nertz_env.config import RulesConfig
 from nertz_env.files import read_capped, write_text
 
+from ..learned.ppo import other_tables_expected
 from .config import TrainConfig
 from .league import LeagueEntry, league_of
 
@@ -140,11 +141,12 @@ def evaluate_run(model, cfg: TrainConfig, run: Path, logger=None, log=print) -> 
             diffs = []
             for en in league.entries:
                 t0 = time.perf_counter()
-                if len(set(en.specs)) == 1:
-                    r = evaluate_policy_zip(path, en.specs[0], rules, ev.eval_league_deals,
-                                            ev.eval_seed)
-                else:
-                    r = evaluate_mixed(path, en, rules, ev.eval_league_deals, ev.eval_seed)
+                with other_tables_expected():       # the league's opponents, anywhere by design
+                    if len(set(en.specs)) == 1:
+                        r = evaluate_policy_zip(path, en.specs[0], rules,
+                                                ev.eval_league_deals, ev.eval_seed)
+                    else:
+                        r = evaluate_mixed(path, en, rules, ev.eval_league_deals, ev.eval_seed)
                 r.update(timesteps=int(model.num_timesteps), seconds=time.perf_counter() - t0,
                          against=f"league:{en.name}")
                 rows.append(r)
