@@ -70,6 +70,9 @@ def parser():
     p.add_argument("--threshold", type=float, default=0.0)
     p.add_argument("--min-count", type=int, default=20)
     p.add_argument("--s0", type=float, default=0.5)
+    p.add_argument("--baseline", default=LEARNED, metavar="SPEC",
+                   help=f"the agent the override is judged against (default {LEARNED}, "
+                        "the net of generation 1's figures; a later generation: ppo:NET)")
     p.add_argument("--deals", type=int, default=1000)
     p.add_argument("--seed", type=int, default=10101)
     p.add_argument("--distill", default="", metavar="OUT", help="distil the override into "
@@ -143,18 +146,19 @@ def override_agent(net: str, table: dict):
     return agent
 
 
-def judge(agent, fmt: str, deals: int, seed: int) -> list:
-    """[(outcome, mean, low, high)] of the agent minus `learned` (module docstring)."""
+def judge(agent, fmt: str, deals: int, seed: int, baseline: str = LEARNED) -> list:
+    """[(outcome, mean, low, high)] of the agent minus `baseline` (module docstring; a later
+    generation's override is judged against the net it plays over: --baseline ppo:NET)."""
     from agents.arena.tournament import run_tournament
     from agents.stats import estimators as stats
     if fmt == "2teams":
-        res = run_tournament([agent, LEARNED], teams=2, deals=deals, seed=seed,
+        res = run_tournament([agent, baseline], teams=2, deals=deals, seed=seed,
                              format="round-robin", progress=False)
         dm = stats.deal_means(res.records, 2)
         x, h = stats.mean_ci(dm[:, 0] - dm[:, 1])
         return [("head to head", x, x - h, x + h)]
     arms = []
-    for a in (agent, LEARNED):
+    for a in (agent, baseline):
         res = run_tournament([a] + [RIVER_BUILDER] * 3, teams=4, deals=deals, seed=seed,
                              format="round-robin", progress=False)
         dm = stats.deal_means(res.records, 4)
@@ -277,14 +281,16 @@ def main(argv=None) -> int:
         return 0
     from train.common import exit_status
     try:
+        from agents.registry import make_agent
+        make_agent(a.baseline)                   # a bad --baseline: one line, before work
         table = table_of(a, a.format)
     except (ValueError, OSError, KeyboardInterrupt) as err:
         return exit_status(err, PROG, "nothing played")
     print(f"{len(table)} pairs kept (candidate, net move: mean gain): "
           + ", ".join(f"{c},{b}: {v:+.2f}" for (c, b), v in sorted(table.items())), flush=True)
     agent = override_agent(a.net, table)
-    for name, x, lo, hi in judge(agent, a.format, a.deals, a.seed):
-        print(f"{a.format} {name}: override minus learned {x:+.3f} [{lo:+.3f}, {hi:+.3f}] "
+    for name, x, lo, hi in judge(agent, a.format, a.deals, a.seed, a.baseline):
+        print(f"{a.format} {name}: override minus {a.baseline} {x:+.3f} [{lo:+.3f}, {hi:+.3f}] "
               f"points per hand, {a.deals} deals, seed {a.seed}")
     print(f"the override played another move at {agent.fires:,} of {agent.decisions:,} "
           f"decisions ({100 * agent.fires / max(agent.decisions, 1):.2f}%)")

@@ -130,3 +130,33 @@ def test_the_yardstick_is_the_stacking_member_not_plain_learned():
     assert '"learned"' not in src
     bot = make_agent(ot.LEARNED)
     assert bot is not None
+
+
+def test_a_bad_baseline_is_one_line_before_any_work(monkeypatch, capsys):
+    """--baseline (a later generation's yardstick, ppo:NET) is checked before the labels are
+    read: a bad spec is exit 2 in one line naming it."""
+    import train.override_table as ot
+    monkeypatch.setattr(ot, "table_of", lambda *a: pytest.fail("work began"))
+    assert ot.main(["--baseline", "heuristic:style=nope"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "\n" not in err and "nope" in err
+
+
+def test_the_judge_plays_the_baseline_it_is_given(monkeypatch):
+    """judge() plays --baseline as the 2-team opponent and in the 4-team baseline arm."""
+    import numpy as np
+
+    import agents.arena.tournament as tournament
+    import train.override_table as ot
+    from agents.stats import estimators
+    seen = []
+
+    def fake(lineup, teams, deals, seed, **kw):
+        seen.append((teams, list(lineup)))
+        return type("R", (), {"records": teams})()
+    monkeypatch.setattr(tournament, "run_tournament", fake)
+    monkeypatch.setattr(estimators, "deal_means", lambda rec, t: np.zeros((4, rec)))
+    ot.judge("X", "2teams", 4, 1, "ppo:NET")
+    ot.judge("X", "4teams", 4, 1, "ppo:NET")
+    rb = ot.RIVER_BUILDER
+    assert seen == [(2, ["X", "ppo:NET"]), (4, ["X", rb, rb, rb]), (4, ["ppo:NET", rb, rb, rb])]
