@@ -8,10 +8,11 @@ import argparse
 import shlex
 import sys
 
-from .common import (LIMITS, HelpFormatter, add_out, csv_list, fit, int_at_least, int_option,
-                     out_folder, refuse_alone, say_written)
+from .common import (LIMITS, MAX_SEED, HelpFormatter, add_out, csv_list, fit, int_at_least,
+                     int_option, out_folder, refuse_alone, say_written)
 
 DEALS = f"an int from {LIMITS['deals'].lo} to {LIMITS['deals'].hi:,}"   # as the refusal says
+SEED = f"seed of the deals, an int from 0 to {MAX_SEED}"
 DESCRIPTION = """\
 Judge models: each judgement plays agents on duplicate deals (the same cards for both sides;
 95% intervals over deals, the deal the independent unit) and prints a table; --out DIR keeps
@@ -147,7 +148,7 @@ examples:
     p.add_argument("--deals", type=int_option("deals"), default=1000,
                    help=f"duplicate deals per format, {DEALS} (default: 1000)")
     p.add_argument("--seed", type=int_option("seed"), default=2027,
-                   help="seed of the deals, an int from 0 to 2^63-1 (default: 2027)")
+                   help=f"{SEED} (default: 2027)")
     p.add_argument("--held-out", action="store_true", help="also the held-out formats")
     p.add_argument("--only-held-out", action="store_true", help="only the held-out formats")
     p.add_argument("--cells", default="", metavar="TEXT",
@@ -229,7 +230,7 @@ examples:
     p.add_argument("--deals", type=int_option("deals"), default=500,
                    help=f"duplicate deals per match, {DEALS} (default: 500)")
     p.add_argument("--seed", type=int_option("seed"), default=4049,
-                   help="seed of the deals, an int from 0 to 2^63-1 (default: 4049)")
+                   help=f"{SEED} (default: 4049)")
     p.add_argument("--min-step", type=int_at_least(0), default=1_000_000, metavar="STEPS",
                    help="the earliest N/4 compared, an int >= 0 (default: 1000000)")
     p.add_argument("--at", default="", metavar="N,N",
@@ -273,7 +274,7 @@ examples:
     p.add_argument("--deals", type=int_option("deals"), default=2000,
                    help=f"duplicate deals, {DEALS} (default: 2000)")
     p.add_argument("--seed", type=int_option("seed"), default=0,
-                   help="seed of the deals, an int from 0 to 2^63-1 (default: 0)")
+                   help=f"{SEED} (default: 0)")
     add_out(p, "h2h.json")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.set_defaults(func=cmd_h2h)
@@ -321,7 +322,7 @@ examples:
     p.add_argument("--teams", default="2,4", metavar="T,T",
                    help="table sizes, comma separated, each 2 to 8 (default: 2,4)")
     p.add_argument("--seed", type=int_option("seed"), default=0,
-                   help="seed of the deals, an int from 0 to 2^63-1 (default: 0)")
+                   help=f"{SEED} (default: 0)")
     p.add_argument("--tables", type=int_at_least(1, 4096), default=128,
                    help="tables played at once, an int from 1 to 4,096 (default: 128)")
     p.add_argument("--ticks", type=int_at_least(1, 100_000), default=100,
